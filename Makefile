@@ -1,0 +1,45 @@
+# The two set-up commands of the README: `make demo` (the main job) and `make test`.
+# Each creates .venv if missing and installs the project with the extras it needs.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TEST_EXTRAS ?= dev,bench
+DEMO_EXTRAS ?= bench
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-slow lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[$(TEST_EXTRAS)]"
+	touch $@
+
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[$(DEMO_EXTRAS)]"
+	touch $@
+
+## demo: the main job (a simulated multi-fidelity best-arm identification comparing the policies)
+demo: $(VENV)/.installed-demo
+	$(BIN)/python examples/simulated_bai.py
+
+## test: lint + the fast test suite (< 10 min); long tests are marked `slow`
+test: $(VENV)/.installed-test
+	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## test-slow: only the tests marked slow
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-test
+	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
+
+## bench: per-pull overhead benchmark (prints a table, writes benchmarks/results/overhead.json)
+bench: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/overhead.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info results .pytest_cache .hypothesis

@@ -1,0 +1,207 @@
+"""Command line: ``mf-sched policies`` and ``mf-sched simulate``.
+
+    mf-sched policies [--json]
+    mf-sched simulate --policy NAME --instance FILE [--delta D] [--runs N] [--seed S] [--workers W]
+                      [--budget B] [--param KEY=VALUE ...] [--completion random|batch]
+                      [--semantics independent|resumable] [--max-pulls N] [--jobs J]
+                      [--json] [--per-run] [--no-progress]
+
+``simulate --json`` prints one JSON object::
+
+    {"policy", "runs", "delta", "error_rate", "cost": {"mean", "ci95", "median", "std"},
+     "lower_bound", "cost_over_lower_bound", "recommendations", ...}
+
+Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mf_sched.instance import AssumptionWarning, load_instance
+from mf_sched.registry import get_policy, list_policies
+from mf_sched.simulate import run_many
+
+__all__ = ["main", "SUBCOMMANDS"]
+
+
+def _param(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--param expects KEY=VALUE, got {text!r}")
+    key, raw = text.split("=", 1)
+    key = key.strip().replace("-", "_")
+    if not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"--param key {key!r} is not a valid parameter name")
+    try:
+        value = json.loads(raw)  # numbers, lists, true/false/null; never evaluated as code
+    except json.JSONDecodeError:
+        value = raw
+    return key, value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
+    return v
+
+
+def _add_policies(sub: Any) -> None:
+    p = sub.add_parser("policies", help="list the registered policies with their papers")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=_cmd_policies)
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    pols = list_policies()
+    if args.json:
+        print(
+            json.dumps(
+                {n: {"objective": c.objective, "paper": c.paper, "summary": c.summary} for n, c in pols.items()},
+                indent=1,
+            )
+        )
+        return 0
+    w = max(len(n) for n in pols)
+    print(f"{'name':<{w}}  {'objective':<12}  paper")
+    for n, c in pols.items():
+        print(f"{n:<{w}}  {c.objective:<12}  {c.paper}")
+        if c.summary:
+            print(f"{'':<{w}}  {'':<12}  {c.summary}")
+    return 0
+
+
+def _add_simulate(sub: Any) -> None:
+    p = sub.add_parser("simulate", help="run a policy on a simulated instance over many seeds")
+    p.add_argument("--policy", required=True, help="registered policy name (see `mf-sched policies`)")
+    p.add_argument("--instance", required=True, help="instance JSON file (format in DESIGN.md / README)")
+    p.add_argument("--delta", type=float, default=None, help="confidence δ in (0, 1) for δ-correct policies")
+    p.add_argument("--runs", type=_positive_int, default=10, help="number of independent runs (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.add_argument("--workers", type=_positive_int, default=1, help="parallel workers: pulls outstanding at once")
+    p.add_argument(
+        "--completion",
+        choices=("random", "batch"),
+        default="random",
+        help="random: outstanding pulls finish one at a time in random order; batch: all together",
+    )
+    p.add_argument(
+        "--semantics",
+        choices=("independent", "resumable"),
+        default="independent",
+        help="also meter the cost of resumable training runs",
+    )
+    p.add_argument("--budget", type=_positive_float, default=None, help="cost cap / capital Λ")
+    p.add_argument("--max-pulls", type=_positive_int, default=None, help="stop a run after this many pulls")
+    p.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="policy-specific argument (JSON value), repeatable",
+    )
+    p.add_argument("--jobs", type=int, default=1, help="worker processes for the runs (0: all CPUs)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--per-run", action="store_true", help="include every run's result in the JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(func=_cmd_simulate)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    get_policy(args.policy)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", AssumptionWarning)
+        instance = load_instance(args.instance)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    summary = run_many(
+        args.policy,
+        instance,
+        runs=args.runs,
+        seed=args.seed,
+        delta=args.delta,
+        budget=args.budget,
+        params=dict(args.param),
+        workers=args.workers,
+        completion=args.completion,
+        semantics=args.semantics,
+        max_pulls=args.max_pulls,
+        n_jobs=None if args.jobs == 0 else max(1, args.jobs),
+        progress=not args.no_progress,
+    )
+    d = summary.to_dict(per_run=args.per_run)
+    if args.json:
+        print(json.dumps(d, indent=1))
+        return 0
+    cost = d["cost"]
+    rows = [
+        ("policy", d["policy"]),
+        ("instance", f"{instance.name} (K={instance.K}, M={instance.M}, {instance.noise.kind})"),
+        ("runs", d["runs"]),
+        ("delta", d["delta"]),
+        ("error rate", f"{d['error_rate']:.4f}"),
+        ("certified", f"{d['certified_rate']:.2%}"),
+        (
+            "cost mean ± 95% CI",
+            f"{cost['mean']:.6g} ± {cost['ci95'] if cost['ci95'] is not None else float('nan'):.3g}",
+        ),
+        ("cost median", f"{cost['median']:.6g}"),
+        ("lower bound", "n/a" if d["lower_bound"] is None else f"{d['lower_bound']:.6g}"),
+        ("cost / lower bound", "n/a" if d["cost_over_lower_bound"] is None else f"{d['cost_over_lower_bound']:.3g}"),
+        ("pulls per fidelity", ", ".join(f"{x:.4g}" for x in d["pulls_per_fidelity"])),
+        ("stop reasons", d["stop_reasons"]),
+        ("recommendations", dict(list(d["recommendations"].items())[:5])),
+    ]
+    if d["resumable_cost"] is not None:
+        rows.append(("resumable cost", f"{d['resumable_cost']:.6g}"))
+    w = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{w}}  {v}")
+    return 0
+
+
+#: subcommand builders; other modules append to this list (e.g. ``calibrate``)
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mf-sched", description="Multi-fidelity bandit policies: list them, simulate them."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"mf-sched {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

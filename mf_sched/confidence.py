@@ -1,0 +1,251 @@
+"""Confidence radii and KL divergences: the shared statistics of every policy.
+
+Every policy takes its radius from here and its docstring cites which one. Conventions:
+
+* ``σ`` is a sub-Gaussian scale. Rewards bounded in ``[a, b]`` are ``(b − a)/2``-sub-Gaussian
+  (Hoeffding's lemma), so a bounded-reward radius is the sub-Gaussian radius with that ``σ``.
+* A radius of ``n = 0`` samples is ``+inf`` (an unpulled arm is unconstrained).
+* All functions are vectorised over numpy arrays and return float64 arrays (or numpy scalars).
+* Logs are natural logs.
+
+Radii implemented (each exactly as printed in its paper, constants included):
+
+=========================== ====================================================== ==========================
+function                    formula                                                source
+=========================== ====================================================== ==========================
+``subgaussian_radius``      ``σ √(2 log(1/δ) / n)``                                Chernoff, fixed n
+``hoeffding_radius``        ``(b − a) √(log(1/δ) / (2n))``                         Hoeffding, fixed n
+``anytime_radius``          ``√(2σ² log(4 t² / δ) / t)``  (``B(t, δ)``)            Poiani et al. 2022 §2.1
+``wang_beta``               ``2σ √(log(L t⁴ / δ) / n)``  (σ=½ gives Eq. 4's β)     Wang et al. 2023 Eq. 4
+``lucb1_beta``              ``σ √(2 log(k₁ K t⁴ / δ) / u)`` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
+``ucb1_bonus``              ``2σ √(2 log t / n)``  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
+=========================== ====================================================== ==========================
+
+``anytime_radius(t, δ)`` holds simultaneously for all ``t ≥ 1`` with probability ``≥ 1 − δ`` (a union
+bound with ``Σ_t δ/(2t²) ≤ δ``, two-sided), which is how IISE and successive elimination use it.
+``wang_beta`` keeps the paper's factor-2 slack in the exponent (``exp(−nβ²)`` for [0, 1] rewards,
+digest A18): do not "fix" it, the paper's numbers depend on it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "subgaussian_radius",
+    "hoeffding_radius",
+    "anytime_radius",
+    "wang_beta",
+    "lucb1_beta",
+    "ucb1_bonus",
+    "gaussian_kl",
+    "bernoulli_kl",
+    "kl_divergence",
+]
+
+ArrayLike = Any
+
+
+_SCALAR = (int, float)
+
+
+def _scalars(*xs: Any) -> bool:
+    return all(type(x) in _SCALAR for x in xs)
+
+
+def _counts(n: ArrayLike, name: str = "n") -> Any:
+    if type(n) in _SCALAR:
+        if not n >= 0:
+            raise ValueError(f"{name} must be >= 0 sample counts")
+        return float(n)
+    a = np.asarray(n, dtype=float)
+    if a.size and not a.min() >= 0:  # catches negatives and NaN
+        raise ValueError(f"{name} must be >= 0 sample counts")
+    return a
+
+
+def _check_delta(delta: ArrayLike) -> Any:
+    if type(delta) in _SCALAR:
+        if not 0 < delta < 1:
+            raise ValueError(f"delta = {delta} must lie in the open interval (0, 1)")
+        return float(delta)
+    d = np.asarray(delta, dtype=float)
+    if np.any(~(d > 0)) or np.any(d >= 1):
+        raise ValueError(f"delta = {delta} must lie in the open interval (0, 1)")
+    return d
+
+
+def _check_sigma(sigma: ArrayLike) -> Any:
+    if type(sigma) in _SCALAR:
+        if not 0 < sigma < math.inf:
+            raise ValueError(f"sigma = {sigma} must be finite and > 0")
+        return float(sigma)
+    s = np.asarray(sigma, dtype=float)
+    if np.any(~(s > 0)) or np.any(~np.isfinite(s)):
+        raise ValueError(f"sigma = {sigma} must be finite and > 0")
+    return s
+
+
+def _safe_sqrt_ratio(num: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """√(num / n), with +inf where n == 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.sqrt(num / n)
+    return np.where(n > 0, out, np.inf)
+
+
+def subgaussian_radius(n: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """One-sided radius ``σ √(2 log(1/δ)/n)`` for the mean of ``n`` σ-sub-Gaussian samples.
+
+    ``P(µ̂ − µ ≥ radius) ≤ δ`` for a fixed ``n``.
+
+    >>> float(subgaussian_radius(8, 0.05, 1.0))  # doctest: +ELLIPSIS
+    0.865...
+    """
+    n = _counts(n)
+    d = _check_delta(delta)
+    s = _check_sigma(sigma)
+    return _safe_sqrt_ratio(2.0 * s**2 * np.log(1.0 / d), np.asarray(n, dtype=float))
+
+
+def hoeffding_radius(n: ArrayLike, delta: ArrayLike, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """One-sided Hoeffding radius ``(b − a) √(log(1/δ)/(2n))`` for rewards in ``[a, b]``.
+
+    Identical to :func:`subgaussian_radius` with ``σ = (b − a)/2``.
+
+    >>> float(hoeffding_radius(50, 0.1))  # doctest: +ELLIPSIS
+    0.151...
+    """
+    if not high > low:
+        raise ValueError(f"high = {high} must be greater than low = {low}")
+    return subgaussian_radius(n, delta, (high - low) / 2.0)
+
+
+def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """Poiani et al. (2022) §2.1: ``B(t, δ) = √(2σ² log(4t²/δ) / t)``.
+
+    Valid for all ``t ≥ 1`` at once with probability ``≥ 1 − δ`` (union bound over ``t``).
+    IISE calls it with ``δ/(KM)``, successive elimination with ``δ/K``.
+
+    >>> float(anytime_radius(100, 0.001, 1.0))  # doctest: +ELLIPSIS
+    0.591...
+    """
+    if _scalars(t, delta, sigma) and t >= 1 and 0 < delta < 1 and 0 < sigma < math.inf:
+        return math.sqrt(2.0 * sigma * sigma * math.log(4.0 * t * t / delta) / t)
+    t = _counts(t, "t")
+    d = _check_delta(delta)
+    s = _check_sigma(sigma)
+    t = np.asarray(t, dtype=float)
+    with np.errstate(divide="ignore"):
+        num = 2.0 * s**2 * np.log(4.0 * t**2 / d)
+    return _safe_sqrt_ratio(num, t)
+
+
+def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> np.ndarray:
+    """Wang et al. (2023) Eq. 4: ``β(n, t, δ) = √(log(L t⁴ / δ) / n)`` for rewards in [0, 1].
+
+    Generalised to σ-sub-Gaussian rewards as ``2σ √(log(L t⁴/δ)/n)``; ``σ = 1/2`` (rewards in [0, 1])
+    gives the paper's formula exactly. ``L ≥ 4KM`` is what Theorem 3.4 needs; ``t`` is the LUCB round.
+
+    >>> float(wang_beta(10, 1, 0.1, L=4 * 5 * 3))  # doctest: +ELLIPSIS
+    0.799...
+    """
+    n = _counts(n)
+    t = _counts(t, "t")
+    d = _check_delta(delta)
+    s = _check_sigma(sigma)
+    if not L > 0:
+        raise ValueError(f"L = {L} must be > 0")
+    num = 4.0 * s**2 * np.log(L * np.maximum(t, 1.0) ** 4 / d)
+    return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
+
+
+def lucb1_beta(
+    u: ArrayLike, t: ArrayLike, delta: float, n_arms: int, sigma: ArrayLike = 0.5, k1: float = 1.25
+) -> np.ndarray:
+    """Kalyanakrishnan et al. (2012), LUCB1: ``β(u, t) = √( log(k₁ K t⁴/δ) / (2u) )`` for [0, 1] rewards.
+
+    Generalised to σ-sub-Gaussian rewards as ``σ √(2 log(k₁ K t⁴/δ) / u)`` (σ = 1/2 recovers the paper),
+    with ``k₁ = 5/4`` as in the paper's Theorem 6.
+
+    >>> float(lucb1_beta(4, 2, 0.1, n_arms=10))  # doctest: +ELLIPSIS
+    0.974...
+    """
+    u = _counts(u, "u")
+    t = _counts(t, "t")
+    d = _check_delta(delta)
+    s = _check_sigma(sigma)
+    if n_arms < 1:
+        raise ValueError(f"n_arms = {n_arms} must be >= 1")
+    num = 2.0 * s**2 * np.log(k1 * n_arms * np.maximum(t, 1.0) ** 4 / d)
+    return _safe_sqrt_ratio(num, np.asarray(u, dtype=float))
+
+
+def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
+    """Auer, Cesa-Bianchi, Fischer (2002), UCB1: ``√(2 log t / n)`` for [0, 1] rewards.
+
+    Generalised as ``2σ √(2 log t / n)`` (σ = 1/2 recovers the paper). ``t`` is the total number of pulls
+    so far (at least 1).
+
+    >>> float(ucb1_bonus(5, 100))  # doctest: +ELLIPSIS
+    1.35...
+    """
+    n = _counts(n)
+    t = _counts(t, "t")
+    s = _check_sigma(sigma)
+    num = 8.0 * s**2 * np.log(np.maximum(t, 1.0))
+    return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
+
+
+# ---------------------------------------------------------------------------------------------- KL
+def gaussian_kl(mu: ArrayLike, lam: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """``KL(N(µ, σ²), N(λ, σ²)) = (µ − λ)² / (2σ²)``.
+
+    >>> float(gaussian_kl(0.0, 1.0, 1.0))
+    0.5
+    """
+    s = _check_sigma(sigma)
+    mu = np.asarray(mu, dtype=float)
+    lam = np.asarray(lam, dtype=float)
+    return (mu - lam) ** 2 / (2.0 * s**2)
+
+
+_BERN_EPS = 1e-15
+
+
+def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> np.ndarray:
+    """``kl(p, q) = p log(p/q) + (1−p) log((1−p)/(1−q))`` for Bernoulli means.
+
+    ``p`` and ``q`` must lie in ``[0, 1]`` (ValueError otherwise). The limits at the boundary follow
+    the convention ``0 log 0 = 0``; ``kl(p, q)`` is ``+inf`` when ``q ∈ {0, 1}`` and ``q ≠ p``.
+
+    >>> round(float(bernoulli_kl(0.5, 0.25)), 6)
+    0.143841
+    """
+    p = np.asarray(p, dtype=float)
+    q = np.asarray(q, dtype=float)
+    if np.any((p < 0) | (p > 1) | np.isnan(p)) or np.any((q < 0) | (q > 1) | np.isnan(q)):
+        raise ValueError("Bernoulli means must lie in [0, 1]")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(p > 0, p * np.log(p / q), 0.0)
+        t2 = np.where(p < 1, (1 - p) * np.log((1 - p) / (1 - q)), 0.0)
+    out = t1 + t2
+    out = np.where(p == q, 0.0, out)
+    return np.where(np.isnan(out), np.inf, out)
+
+
+def kl_divergence(kind: str, mu: ArrayLike, lam: ArrayLike, sigma: ArrayLike | None = None) -> np.ndarray:
+    """KL between two members of one family: ``kind`` is ``"gaussian"`` (needs ``sigma``) or ``"bernoulli"``.
+
+    >>> float(kl_divergence("gaussian", 0.0, 2.0, sigma=2.0))
+    0.5
+    """
+    if kind == "gaussian":
+        if sigma is None:
+            raise ValueError("sigma is required for the Gaussian KL")
+        return gaussian_kl(mu, lam, sigma)
+    if kind == "bernoulli":
+        return bernoulli_kl(mu, lam)
+    raise ValueError(f"KL family {kind!r} is unknown; accepted: 'gaussian', 'bernoulli'")

@@ -1,0 +1,147 @@
+"""Noise models that a policy *assumes* about its observations.
+
+Two models, as in DESIGN.md:
+
+* :class:`Bounded` — rewards in ``[low, high]``. By Hoeffding's lemma such a reward is sub-Gaussian with
+  scale ``σ = (high − low) / 2``, which is how every radius in :mod:`mf_sched.confidence` treats it.
+  Values outside the range are rejected by :meth:`NoiseModel.validate` (never silently clipped).
+* :class:`SubGaussian` — ``σ``-sub-Gaussian rewards (Poiani et al. 2022 §1.1; Kandasamy et al. 2016).
+
+The *simulated* distributions of an instance (Gaussian, Bernoulli, truncated Gaussian) live in
+:mod:`mf_sched.instance`; an instance tells which :class:`NoiseModel` its policies should assume.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NoiseModel", "Bounded", "SubGaussian", "noise_from_dict"]
+
+
+class NoiseModel:
+    """Base class: what a policy may assume about observation noise."""
+
+    sigma: float
+
+    def validate(self, value: float, *, name: str = "value") -> float:
+        """Return ``value`` as a float, or raise ValueError if it is not finite (or out of range)."""
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{name} = {v} is not finite; observations must be finite real numbers")
+        return v
+
+    def validate_array(self, values: Any, *, name: str = "values") -> np.ndarray:
+        """Vectorised :meth:`validate`; returns a float64 array."""
+        try:
+            a = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be real numbers") from None
+        if not np.all(np.isfinite(a)):
+            bad = int(np.flatnonzero(~np.isfinite(a.ravel()))[0])
+            raise ValueError(f"{name}[{bad}] = {a.ravel()[bad]} is not finite; observations must be finite")
+        return a
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SubGaussian(NoiseModel):
+    """σ-sub-Gaussian observations: ``E exp(s(X − µ)) ≤ exp(s²σ²/2)``.
+
+    >>> SubGaussian(0.5).sigma
+    0.5
+    """
+
+    sigma: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float, np.floating, np.integer)):
+            raise ValueError(f"sigma must be a positive number, got {self.sigma!r}")
+        if not (math.isfinite(self.sigma) and self.sigma > 0):
+            raise ValueError(f"sigma = {self.sigma} must be finite and > 0")
+        object.__setattr__(self, "sigma", float(self.sigma))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "subgaussian", "sigma": self.sigma}
+
+
+@dataclass(frozen=True)
+class Bounded(NoiseModel):
+    """Rewards bounded in ``[low, high]`` (Hoeffding); sub-Gaussian with ``σ = (high − low)/2``.
+
+    Out-of-range observations are an error, not clipped:
+
+    >>> Bounded(0, 1).sigma
+    0.5
+    >>> Bounded(0, 1).validate(1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: value = 1.5 is outside the declared reward range [0.0, 1.0]
+    """
+
+    low: float = 0.0
+    high: float = 1.0
+
+    def __post_init__(self) -> None:
+        lo, hi = float(self.low), float(self.high)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"low = {lo} and high = {hi} must be finite")
+        if not hi > lo:
+            raise ValueError(f"high = {hi} must be greater than low = {lo}")
+        object.__setattr__(self, "low", lo)
+        object.__setattr__(self, "high", hi)
+
+    @property
+    def sigma(self) -> float:  # type: ignore[override]
+        return (self.high - self.low) / 2.0
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def validate(self, value: float, *, name: str = "value") -> float:
+        v = super().validate(value, name=name)
+        if not self.low <= v <= self.high:
+            raise ValueError(f"{name} = {v} is outside the declared reward range [{self.low}, {self.high}]")
+        return v
+
+    def validate_array(self, values: Any, *, name: str = "values") -> np.ndarray:
+        a = super().validate_array(values, name=name)
+        out = (a < self.low) | (a > self.high)
+        if np.any(out):
+            bad = int(np.flatnonzero(out.ravel())[0])
+            raise ValueError(
+                f"{name}[{bad}] = {a.ravel()[bad]} is outside the declared reward range [{self.low}, {self.high}]"
+            )
+        return a
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "bounded", "low": self.low, "high": self.high}
+
+
+def noise_from_dict(d: Mapping[str, Any] | NoiseModel) -> NoiseModel:
+    """Build a :class:`NoiseModel` from ``{"kind": "subgaussian", "sigma": s}`` or
+    ``{"kind": "bounded", "low": a, "high": b}`` (or return a model unchanged).
+
+    >>> noise_from_dict({"kind": "bounded", "low": 0, "high": 1})
+    Bounded(low=0.0, high=1.0)
+    """
+    if isinstance(d, NoiseModel):
+        return d
+    if not isinstance(d, Mapping) or "kind" not in d:
+        raise ValueError(f"noise must be a NoiseModel or a mapping with a 'kind', got {d!r}")
+    kind = d["kind"]
+    if kind == "subgaussian":
+        return SubGaussian(d["sigma"])
+    if kind == "bounded":
+        return Bounded(d.get("low", 0.0), d.get("high", 1.0))
+    raise ValueError(f"noise kind {kind!r} is unknown; accepted: 'subgaussian', 'bounded'")

@@ -1,0 +1,133 @@
+"""UCB1 at a single fidelity (Auer, Cesa-Bianchi, Fischer 2002).
+
+Paper: P. Auer, N. Cesa-Bianchi, P. Fischer, *Finite-time Analysis of the Multiarmed Bandit Problem*,
+Machine Learning 47 (2002), Figure 1 (UCB1): play each arm once, then the arm maximising
+``x̄_j + √(2 ln n / n_j)`` for rewards in [0, 1]; generalised to σ-sub-Gaussian rewards as
+``µ̂_j + 2σ √(2 ln n / n_j)`` (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 recovers the paper).
+``n`` is the number of plays so far.
+
+It is the single-fidelity baseline of the regret papers (Kandasamy et al. 2016 compare MF-UCB with
+UCB at the highest fidelity; Wang et al. 2023 §4). Objective: cumulative regret under a cost budget
+(the capital Λ); pass ``budget``. It never stops by itself.
+
+Parallel workers (a choice, not in the paper): with pulls outstanding, the exploration bonus uses the
+count of told *plus* outstanding pulls (as if pending pulls had already shrunk the interval), so W
+workers spread over arms instead of all pulling the current leader; an arm whose only pulls are still
+outstanding waits for its first result. With one worker this is exactly UCB1.
+
+Every sample of an arm at the working fidelity (adopted extras included) enters its mean.
+
+Example:
+    >>> from mf_sched import FidelityLadder
+    >>> from mf_sched.policies.ucb1 import UCB1
+    >>> p = UCB1(n_arms=2, ladder=FidelityLadder([1.0]), budget=50, seed=0)
+    >>> while not p.done:
+    ...     pull = p.ask(); p.tell(pull, [0.2, 0.8][pull.arm])
+    >>> int(p.counts[1, 0]) > int(p.counts[0, 0])
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mf_sched.ladder import FidelityLadder
+from mf_sched.policy import Policy, Recommendation, argmax_random
+from mf_sched.registry import register
+
+
+@register
+class UCB1(Policy):
+    """UCB1 (Auer et al. 2002) at one fidelity; regret baseline.
+
+    Args:
+        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``budget`` is the
+            capital Λ; without it the policy never finishes (the simulator then needs its own budget).
+        fidelity: fidelity to play (default: the highest).
+    """
+
+    name = "ucb1"
+    paper = "Auer, Cesa-Bianchi, Fischer 2002 (Machine Learning 47), UCB1"
+    objective = "regret"
+    summary = "UCB1 at the highest fidelity only (regret baseline)"
+    sample_agnostic = True
+    _state_attrs = ("_pending",)
+
+    def __init__(
+        self,
+        n_arms: int,
+        ladder: FidelityLadder,
+        *,
+        fidelity: int | None = None,
+        noise: Any = None,
+        budget: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
+        self._set_config(fidelity=fidelity)
+        self._pending = np.zeros(self.n_arms, dtype=np.int64)
+        self._after_load()
+
+    def _after_load(self) -> None:
+        # caches derived from the state (rebuilt after a restore): per-arm mean (−inf before the first
+        # result), 1/√(told + pending) (+inf for untouched arms), number of untouched arms, total plays
+        f = self.fidelity
+        n = self._counts[:, f]
+        n_eff = n + self._pending
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self._mu = np.where(n > 0, self._sums[:, f] / np.maximum(n, 1), -np.inf)
+            self._w = np.where(n_eff > 0, 1.0 / np.sqrt(n_eff), np.inf)
+        self._fresh = int(np.count_nonzero(n_eff == 0))
+        self._plays = int(n_eff.sum())
+
+    def _touch(self, arm: int, d_pending: int, just_counted: int = 0) -> None:
+        """Update the caches after arm's pending count changed by ``d_pending`` (and its told count at the
+        working fidelity by ``just_counted``, already applied to the shared statistics)."""
+        f = self.fidelity
+        before = int(self._counts[arm, f]) - just_counted + int(self._pending[arm])
+        self._pending[arm] += d_pending
+        n = int(self._counts[arm, f])
+        n_eff = n + int(self._pending[arm])
+        self._plays += n_eff - before
+        self._fresh += (n_eff == 0) - (before == 0)
+        self._w[arm] = 1.0 / np.sqrt(n_eff) if n_eff > 0 else np.inf
+        self._mu[arm] = self._sums[arm, f] / n if n > 0 else -np.inf
+
+    def index(self) -> np.ndarray:
+        """Current UCB1 index of every arm (``+inf`` for arms never played nor pending, ``−inf`` for arms
+        whose only plays are still outstanding)."""
+        t = max(self._plays, 1)
+        coef = 2.0 * self.sigma * np.sqrt(2.0 * np.log(t)) if t > 1 else 0.0
+        with np.errstate(invalid="ignore"):
+            idx = self._mu + coef * np.where(np.isinf(self._w), 0.0, self._w)
+        return np.where(np.isinf(self._w), np.inf, idx)
+
+    def _propose(self) -> tuple[int, int] | None:
+        if self._fresh > 0:  # play every arm once first (UCB1's initialisation), in random order
+            cand = np.flatnonzero(np.isinf(self._w))
+            return int(cand[self._rng.integers(cand.size)]), self.fidelity
+        t = max(self._plays, 1)
+        coef = 2.0 * self.sigma * np.sqrt(2.0 * np.log(t))
+        idx = self._mu + coef * self._w
+        if idx.max() == -np.inf:  # every arm is waiting for its first result: spread the load
+            return argmax_random(-self._pending.astype(float), self._rng), self.fidelity
+        return argmax_random(idx, self._rng), self.fidelity
+
+    def _on_issue(self, arm: int, fidelity: int) -> None:
+        self._touch(arm, +1)
+
+    def _on_give_back(self, arm: int, fidelity: int) -> None:
+        self._touch(arm, -1)
+
+    def _observe(self, arm: int, fidelity: int, value: float) -> None:
+        # the shared statistics already hold the value; a sample at another fidelity only frees the slot
+        self._touch(arm, -1, just_counted=int(fidelity == self.fidelity))
+
+    def _is_done(self) -> bool:
+        return False
+
+    def _recommend(self) -> Recommendation:
+        return self._empirical_recommendation(certified=False, reason=self._default_reason())

@@ -1,0 +1,974 @@
+"""The ask/tell policy protocol shared by every policy, simulator and adapter.
+
+A *policy* decides which arm to pull at which fidelity. Its surface is small, so one adapter serves all:
+
+* :meth:`Policy.ask` returns the next :class:`Pull` ``(id, arm, fidelity)``, or ``None`` while it must
+  wait for results already handed out (or when it is done). :meth:`Policy.ask_batch` hands out
+  several at once (parallel workers).
+* :meth:`Policy.tell` records one observation for an outstanding pull; results may come back in any
+  order. :meth:`Policy.tell_batch` records many atomically.
+* :meth:`Policy.give_back` returns a pull whose evaluation failed; the policy forgets it was issued and
+  will hand the work out again if it still needs it.
+* :meth:`Policy.adopt` registers a pull the policy did *not* choose (a user-enqueued Optuna trial, two
+  Optuna workers that raced to the same decision, a Ray trial reporting after a restore). If it is work
+  the policy was about to hand out, it fills that slot; otherwise its observation is recorded as an
+  *extra* sample (counted in cost and statistics; used for decisions only by policies whose estimates
+  pool every sample, see :attr:`Policy.sample_agnostic`). Nothing an evaluation produced is dropped.
+* :attr:`Policy.done` and :meth:`Policy.recommendation` say when it has finished and what it answers.
+* :meth:`Policy.state_dict` / :meth:`Policy.from_state_dict` save and restore the complete state
+  (JSON-safe, exact, RNG included); :meth:`Policy.replay` rebuilds a policy from an event history.
+
+Invariants (tested):
+
+* deterministic given the seed and the sequence of calls;
+* a tell for an unknown pull, a duplicate tell or a non-finite value raises :class:`PolicyError`
+  and leaves the policy unchanged (a batch is all-or-nothing);
+* the ``budget`` (a cost cap, in units of λ) is never exceeded by pulls the policy issues: when the
+  next pull would exceed it, the policy stops issuing and, once its outstanding pulls are told, is
+  done with ``recommendation().reason == "budget"``.
+
+Cost accounting follows the papers' *independent pulls* model: every pull of fidelity ``m`` costs
+``λ(m)`` when it is told. A given-back pull costs nothing here (the simulator may charge it). The
+*resumable runs* semantics (an arm is a training run; reaching ``m`` from ``m'`` costs
+``λ(m) − λ(m')``) is accounted by the runner and the adapters, see :mod:`mf_sched.simulate`.
+
+Writing a policy: subclass :class:`Policy` (or :class:`RoundPolicy` for the common "hand out a round
+of pulls, wait for all, decide" shape), implement ``_propose`` / ``_on_issue`` / ``_observe`` /
+``_is_done`` / ``_recommend``, list your state attributes in ``_state_attrs`` and call
+:meth:`Policy._set_config` with your constructor arguments.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mf_sched import _serialize
+from mf_sched.ladder import FidelityLadder
+from mf_sched.noise import Bounded, NoiseModel, noise_from_dict
+
+__all__ = [
+    "Pull",
+    "Recommendation",
+    "Policy",
+    "RoundPolicy",
+    "PolicyError",
+    "UnknownPullError",
+    "DuplicateTellError",
+    "ReplayMismatchError",
+    "InvalidValueError",
+    "STATE_FORMAT_VERSION",
+]
+
+STATE_FORMAT_VERSION = 1
+
+
+class PolicyError(ValueError):
+    """A call that the policy's protocol does not allow; the policy is left unchanged."""
+
+
+class UnknownPullError(PolicyError):
+    """A tell or give-back for a pull id this policy never handed out."""
+
+
+class DuplicateTellError(PolicyError):
+    """A second tell (or a give-back) for a pull that is no longer outstanding."""
+
+
+class InvalidValueError(PolicyError):
+    """An observation that is not finite (or outside the declared reward range)."""
+
+
+class ReplayMismatchError(PolicyError):
+    """A replayed ``ask`` produced another pull than the recorded one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pull:
+    """One evaluation handed out by a policy: pull ``arm`` at ``fidelity`` (0-based; ``M − 1`` is the
+    highest). ``id`` is unique within a policy and identifies the pull in :meth:`Policy.tell`."""
+
+    id: int
+    arm: int
+    fidelity: int
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What a policy answers.
+
+    Attributes:
+        arm: the recommended arm, or ``None`` when there is nothing to recommend (no data yet, or an
+            infeasible constrained problem).
+        certified: ``True`` only when the policy's stopping rule fired, i.e. the answer carries the
+            policy's guarantee (e.g. correct with probability ``≥ 1 − δ``).
+        reason: why the policy stands where it is: ``"identified"`` (stopping rule fired),
+            ``"budget"`` (cost cap reached), ``"finished"`` (a fixed schedule ended), ``"exhausted"``,
+            ``"infeasible"``, or ``"in-progress"``.
+        cost: cost spent on told pulls (independent-pulls accounting).
+        n_pulls: number of told pulls (extras included).
+        delta: the confidence parameter, for δ-correct policies.
+        mixture: for mixture-valued policies (SFSR), the recommended mixture object.
+        details: policy-specific extras (JSON-safe).
+    """
+
+    arm: int | None
+    certified: bool
+    reason: str
+    cost: float
+    n_pulls: int
+    delta: float | None = None
+    mixture: Any = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        mix = self.mixture
+        if mix is not None and hasattr(mix, "to_dict"):
+            mix = mix.to_dict()
+        return {
+            "arm": self.arm,
+            "certified": self.certified,
+            "reason": self.reason,
+            "cost": self.cost,
+            "n_pulls": self.n_pulls,
+            "delta": self.delta,
+            "mixture": mix,
+            "details": dict(self.details),
+        }
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    v = int(value)
+    if v < low or (high is not None and v > high):
+        rng = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} = {v} is out of range; accepted: {rng}")
+    return v
+
+
+def check_delta(delta: Any) -> float:
+    """Validate a confidence parameter δ ∈ (0, 1)."""
+    try:
+        d = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}") from None
+    if not (0.0 < d < 1.0):
+        raise ValueError(f"delta = {d} is out of range; accepted: 0 < delta < 1")
+    return d
+
+
+class Policy(abc.ABC):
+    """Base class of every policy. See the module docstring for the protocol.
+
+    Args:
+        n_arms: number of arms ``K ≥ 1`` (arms are ``0 .. K − 1``).
+        ladder: the :class:`~mf_sched.ladder.FidelityLadder` (costs, ζ, optional γ and resources).
+        noise: what the policy may assume about observations: :class:`~mf_sched.noise.SubGaussian`
+            or :class:`~mf_sched.noise.Bounded` (default: rewards in [0, 1]).
+        budget: optional cost cap (same units as λ). The policy never issues a pull that would take
+            committed cost (told + outstanding) above it.
+        seed: seed of the policy's own random generator (tie-breaking, sampling).
+
+    Example (any registered policy works the same way):
+
+        >>> from mf_sched import FidelityLadder, get_policy
+        >>> ladder = FidelityLadder(costs=[1.0, 10.0], zeta=[0.2, 0.0])
+        >>> policy = get_policy("se")(n_arms=3, ladder=ladder, delta=0.1, seed=0)
+        >>> pull = policy.ask()
+        >>> (pull.arm, pull.fidelity)
+        (0, 1)
+        >>> policy.tell(pull, 0.7)
+        >>> policy.cost
+        10.0
+    """
+
+    #: registry name, lowercase with hyphens (e.g. ``"iise-gamma"``); empty for abstract classes
+    name: ClassVar[str] = ""
+    #: the paper (and equation/algorithm) the policy implements
+    paper: ClassVar[str] = ""
+    #: ``"best-arm"`` (fixed confidence), ``"fixed-budget"``, ``"regret"`` or ``"mixture"``
+    objective: ClassVar[str] = "best-arm"
+    #: one-line description for ``mf-sched policies``
+    summary: ClassVar[str] = ""
+    #: True when every sample of (arm, fidelity) feeds the policy's estimates (UCB, LUCB): adopted
+    #: pulls are then used like the policy's own; False for round-structured policies (SE, IISE)
+    sample_agnostic: ClassVar[bool] = False
+    #: names of subclass attributes that make up the policy's state (saved by state_dict)
+    _state_attrs: ClassVar[tuple[str, ...]] = ()
+    #: False for policies that cannot be built for a generic finite-armed instance by
+    #: :func:`mf_sched.simulate.policy_for` (continuous domains, constrained mixtures); the generic
+    #: protocol tests and the demo skip them
+    finite_armed: ClassVar[bool] = True
+
+    @classmethod
+    def example_params(cls, instance: Any) -> dict[str, Any]:
+        """Extra constructor arguments that make the policy runnable on ``instance`` in the generic
+        protocol tests (e.g. prior bounds that EXPLORE-A/B require). Default: none."""
+        return {}
+
+    _BASE_STATE: ClassVar[tuple[str, ...]] = (
+        "_next_id",
+        "_outstanding",
+        "_given_back",
+        "_n_told",
+        "_n_extra",
+        "_cost",
+        "_outstanding_cost",
+        "_budget_blocked",
+        "_proposal",
+        "_counts",
+        "_sums",
+        "_sumsq",
+    )
+
+    def __init__(
+        self,
+        n_arms: int,
+        ladder: FidelityLadder,
+        *,
+        noise: NoiseModel | Mapping[str, Any] | None = None,
+        budget: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.n_arms = _check_int("n_arms", n_arms, 1)
+        if isinstance(ladder, Mapping):
+            ladder = FidelityLadder.from_dict(ladder)
+        if not isinstance(ladder, FidelityLadder):
+            raise ValueError(f"ladder must be a FidelityLadder, got {type(ladder).__name__}")
+        self.ladder = ladder
+        self.noise: NoiseModel = Bounded(0.0, 1.0) if noise is None else noise_from_dict(noise)
+        if budget is not None:
+            try:
+                b = float(budget)
+            except (TypeError, ValueError):
+                raise ValueError(f"budget must be a positive number or None, got {budget!r}") from None
+            if not (math.isfinite(b) and b > 0):
+                raise ValueError(f"budget = {budget} is out of range; accepted: a finite number > 0, or None")
+            budget = b
+        self.budget: float | None = budget
+        if seed is not None:
+            seed = _check_int("seed", seed, 0)
+        self.seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._costs = np.asarray(ladder.costs, dtype=float)
+        self._zeta = np.asarray(ladder.zeta, dtype=float)
+        K, M = self.n_arms, ladder.M
+        self._next_id = 0
+        self._outstanding: dict[int, tuple[int, int, bool]] = {}
+        self._given_back: set[int] = set()
+        self._n_told = 0
+        self._n_extra = 0
+        self._cost = 0.0
+        self._outstanding_cost = 0.0
+        self._budget_blocked = False
+        self._proposal: list[int] | None = None
+        self._counts = np.zeros((K, M), dtype=np.int64)
+        self._sums = np.zeros((K, M), dtype=float)
+        self._sumsq = np.zeros((K, M), dtype=float)
+        self._events: list[tuple[Any, ...]] | None = None
+        self._config: dict[str, Any] = {}
+
+    # ----------------------------------------------------------------------------- configuration
+    def _set_config(self, **kwargs: Any) -> None:
+        """Record the subclass's constructor arguments (JSON-safe) so the policy can be rebuilt."""
+        self._config = dict(kwargs)
+
+    def config(self) -> dict[str, Any]:
+        """The constructor arguments, JSON-safe: ``type(p)(**p.config())`` rebuilds an equal policy."""
+        base = {
+            "n_arms": self.n_arms,
+            "ladder": self.ladder.to_dict(),
+            "noise": self.noise.to_dict(),
+            "budget": self.budget,
+            "seed": self.seed,
+        }
+        base.update(self._config)
+        return base
+
+    @property
+    def M(self) -> int:
+        """Number of fidelities."""
+        return self.ladder.M
+
+    @property
+    def sigma(self) -> float:
+        """Sub-Gaussian scale the policy assumes (``(b − a)/2`` for bounded rewards)."""
+        return float(self.noise.sigma)
+
+    # ----------------------------------------------------------------------------- subclass hooks
+    @abc.abstractmethod
+    def _propose(self) -> tuple[int, int] | None:
+        """The next (arm, fidelity) to hand out, or None to wait / when done. Must not commit it:
+        :meth:`_on_issue` is called when the pull is actually issued."""
+
+    def _on_issue(self, arm: int, fidelity: int) -> None:
+        """The proposed pull was issued (mark it as pending in the subclass's bookkeeping)."""
+
+    def _propose_batch(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Optional vectorised proposal of up to ``n`` pulls handed out together, without committing.
+        Return None to fall back to repeated :meth:`_propose`."""
+        return None
+
+    def _on_issue_batch(self, arms: np.ndarray, fidelities: np.ndarray) -> None:
+        for a, f in zip(arms.tolist(), fidelities.tolist()):
+            self._on_issue(a, f)
+
+    @abc.abstractmethod
+    def _observe(self, arm: int, fidelity: int, value: float) -> None:
+        """An issued (or claimed) pull came back with ``value`` (validated, finite)."""
+
+    def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
+        for a, f, v in zip(arms.tolist(), fidelities.tolist(), values.tolist()):
+            self._observe(a, f, v)
+
+    def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
+        """An adopted pull that filled no slot came back. Default: sample-agnostic policies use it like
+        their own samples; others only keep it in the shared statistics (:attr:`counts`, :attr:`means`)."""
+        if self.sample_agnostic:
+            self._observe(arm, fidelity, value)
+
+    def _on_give_back(self, arm: int, fidelity: int) -> None:
+        """An issued pull failed; undo what :meth:`_on_issue` did so the work can be handed out again."""
+
+    def _claim(self, arm: int, fidelity: int) -> bool:
+        """An outside pull (arm, fidelity) was made. Return True if it takes the place of work the policy
+        would hand out (and mark it issued); False to treat its result as an extra sample."""
+        if self.sample_agnostic:
+            self._on_issue(arm, fidelity)
+            return True
+        return False
+
+    @abc.abstractmethod
+    def _is_done(self) -> bool:
+        """The policy's own rule says it has finished (not counting the budget)."""
+
+    def _recommend(self) -> Recommendation:
+        """Default: the arm with the best empirical mean at the highest fidelity that has data."""
+        return self._empirical_recommendation(certified=False, reason=self._default_reason())
+
+    def _describe(self) -> dict[str, Any]:
+        """Policy-specific status for :meth:`describe`."""
+        return {}
+
+    # ----------------------------------------------------------------------------- public protocol
+    @property
+    def done(self) -> bool:
+        """True when the policy will hand out nothing more and has no outstanding pulls.
+
+        With a budget this looks ahead: it is True as soon as the next pull would exceed the budget
+        (the proposal is cached, so asking ``done`` never changes what the policy does)."""
+        if self._outstanding:
+            return False
+        if self._is_done() or self._budget_blocked:
+            return True
+        if self.budget is not None:
+            prop = self._peek()
+            if prop is not None and not self._affordable(self._costs[prop[1]]):
+                self._budget_blocked = True
+        return self._budget_blocked
+
+    @property
+    def finished_issuing(self) -> bool:
+        """True when no further pull will be handed out (outstanding ones may still be pending)."""
+        return self._is_done() or self._budget_blocked
+
+    def _affordable(self, c: float) -> bool:
+        return self.budget is None or self._cost + self._outstanding_cost + c <= self.budget * (1 + 1e-12)
+
+    def _peek(self) -> tuple[int, int] | None:
+        """The next proposal, computed once and cached until the state changes."""
+        if self._proposal is None:
+            prop = self._propose()
+            self._proposal = [-1, -1] if prop is None else [int(prop[0]), int(prop[1])]
+        return None if self._proposal[0] < 0 else (self._proposal[0], self._proposal[1])
+
+    def ask(self) -> Pull | None:
+        """The next pull to evaluate, or None while the policy waits for results (or is done)."""
+        if self._is_done() or self._budget_blocked:
+            return None
+        prop = self._peek()
+        if prop is None:
+            return None
+        arm, fid = prop
+        c = self._costs[fid]
+        if not self._affordable(c):
+            self._budget_blocked = True
+            return None
+        self._proposal = None
+        self._on_issue(arm, fid)
+        pid = self._next_id
+        self._next_id = pid + 1
+        self._outstanding[pid] = (arm, fid, True)
+        self._outstanding_cost += c
+        if self._events is not None:
+            self._events.append(("ask", arm, fid))
+        return Pull(pid, arm, fid)
+
+    def ask_batch(self, n: int | None = None) -> list[Pull]:
+        """Up to ``n`` pulls (all available if None) that can be evaluated concurrently, in order."""
+        if n is not None:
+            n = _check_int("n", n, 0)
+        limit = n if n is not None else 1 << 62
+        out: list[Pull] = []
+        if limit == 0 or self._is_done() or self._budget_blocked:
+            return out
+        # a cached proposal (from `done`) must be handed out first: take the one-by-one path
+        batch = None if self._proposal is not None else self._propose_batch(limit)
+        if batch is None:
+            while len(out) < limit:
+                p = self.ask()
+                if p is None:
+                    break
+                out.append(p)
+            return out
+        arms, fids = batch
+        arms = np.asarray(arms, dtype=np.int64)[:limit]
+        fids = np.asarray(fids, dtype=np.int64)[:limit]
+        if arms.size == 0:
+            return out
+        c = self._costs[fids]
+        if self.budget is not None:
+            cum = self._cost + self._outstanding_cost + np.cumsum(c)
+            ok = int(np.searchsorted(cum, self.budget * (1 + 1e-12), side="right"))
+            if ok < arms.size:
+                self._budget_blocked = True
+                arms, fids, c = arms[:ok], fids[:ok], c[:ok]
+            if arms.size == 0:
+                return out
+        self._proposal = None
+        self._on_issue_batch(arms, fids)
+        start = self._next_id
+        ids = range(start, start + arms.size)
+        self._next_id = start + arms.size
+        al, fl = arms.tolist(), fids.tolist()
+        self._outstanding.update(zip(ids, zip(al, fl, [True] * len(al))))
+        self._outstanding_cost += float(c.sum())
+        if self._events is not None:
+            self._events.extend(("ask", a, f) for a, f in zip(al, fl))
+        return [Pull(i, a, f) for i, a, f in zip(ids, al, fl)]
+
+    def _resolve(self, pull: Pull | int) -> int:
+        if isinstance(pull, Pull):
+            pid = pull.id
+            rec = self._outstanding.get(pid)
+            if rec is not None and (rec[0] != pull.arm or rec[1] != pull.fidelity):
+                raise UnknownPullError(
+                    f"pull {pull} does not match outstanding pull {pid} (arm {rec[0]}, fidelity {rec[1]})"
+                )
+        elif isinstance(pull, (int, np.integer)) and not isinstance(pull, bool):
+            pid = int(pull)
+        else:
+            raise UnknownPullError(f"expected a Pull or a pull id, got {pull!r}")
+        if pid not in self._outstanding:
+            if 0 <= pid < self._next_id:
+                what = "given back" if pid in self._given_back else "already told"
+                raise DuplicateTellError(f"pull {pid} is not outstanding: it was {what}")
+            raise UnknownPullError(f"pull {pid} was never handed out by this policy (next id is {self._next_id})")
+        return pid
+
+    def tell(self, pull: Pull | int, value: float) -> None:
+        """Record the observation ``value`` of an outstanding pull (a :class:`Pull` or its id)."""
+        pid = self._resolve(pull)
+        try:
+            v = self.noise.validate(value, name=f"value of pull {pid}")
+        except ValueError as e:
+            raise InvalidValueError(str(e)) from None
+        arm, fid, claimed = self._outstanding.pop(pid)
+        self._proposal = None
+        self._record(arm, fid, v)
+        if claimed:
+            self._observe(arm, fid, v)
+        else:
+            self._n_extra += 1
+            self._observe_extra(arm, fid, v)
+        if self._events is not None:
+            self._events.append(("tell", pid, v))
+
+    def _record(self, arm: int, fid: int, v: float) -> None:
+        c = self._costs[fid]
+        self._n_told += 1
+        self._cost += c
+        self._outstanding_cost -= c
+        self._counts[arm, fid] += 1
+        self._sums[arm, fid] += v
+        self._sumsq[arm, fid] += v * v
+
+    def tell_batch(self, pulls: Sequence[Pull | int], values: Iterable[float]) -> None:
+        """Record several observations at once; all-or-nothing (validation happens before any change)."""
+        pids = [self._resolve(p) for p in pulls]
+        try:
+            vals = self.noise.validate_array(list(values), name="values")
+        except ValueError as e:
+            raise InvalidValueError(str(e)) from None
+        if vals.ndim != 1 or vals.shape[0] != len(pids):
+            raise PolicyError(f"got {len(pids)} pulls but {vals.size} values; they must match")
+        if len(set(pids)) != len(pids):
+            raise DuplicateTellError("the same pull appears twice in one tell_batch")
+        if not pids:
+            return
+        recs = [self._outstanding.pop(p) for p in pids]
+        self._proposal = None
+        arms = np.fromiter((r[0] for r in recs), dtype=np.int64, count=len(recs))
+        fids = np.fromiter((r[1] for r in recs), dtype=np.int64, count=len(recs))
+        claimed = np.fromiter((r[2] for r in recs), dtype=bool, count=len(recs))
+        if len(pids) <= 32:  # np.add.at has a large fixed cost; small batches go element by element
+            for a, f, v in zip(arms.tolist(), fids.tolist(), vals.tolist()):
+                self._record(a, f, v)
+        else:
+            self._n_told += len(pids)
+            c = self._costs[fids]
+            tot = float(c.sum())
+            self._cost += tot
+            self._outstanding_cost -= tot
+            np.add.at(self._counts, (arms, fids), 1)
+            np.add.at(self._sums, (arms, fids), vals)
+            np.add.at(self._sumsq, (arms, fids), vals * vals)
+        if claimed.all():
+            self._observe_batch(arms, fids, vals)
+        else:
+            if claimed.any():
+                self._observe_batch(arms[claimed], fids[claimed], vals[claimed])
+            for a, f, v in zip(arms[~claimed].tolist(), fids[~claimed].tolist(), vals[~claimed].tolist()):
+                self._n_extra += 1
+                self._observe_extra(a, f, v)
+        if self._events is not None:
+            self._events.extend(("tell", p, float(v)) for p, v in zip(pids, vals.tolist()))
+
+    def give_back(self, pull: Pull | int) -> None:
+        """Return a pull whose evaluation failed: it is no longer outstanding and costs nothing; the
+        policy will hand the work out again if it still needs it."""
+        pid = self._resolve(pull)
+        arm, fid, claimed = self._outstanding.pop(pid)
+        self._proposal = None
+        self._given_back.add(pid)
+        self._outstanding_cost -= self._costs[fid]
+        self._budget_blocked = False
+        if claimed:
+            self._on_give_back(arm, fid)
+        if self._events is not None:
+            self._events.append(("give_back", pid))
+
+    def adopt(self, arm: int, fidelity: int) -> Pull:
+        """Register a pull made outside the policy (see the module docstring) and return it as an
+        outstanding :class:`Pull` to :meth:`tell` or :meth:`give_back` later."""
+        arm = _check_int("arm", arm, 0, self.n_arms - 1)
+        fidelity = _check_int("fidelity", fidelity, 0, self.M - 1)
+        self._proposal = None
+        claimed = bool(self._claim(arm, fidelity))
+        pid = self._next_id
+        self._next_id = pid + 1
+        self._outstanding[pid] = (arm, fidelity, claimed)
+        self._outstanding_cost += self._costs[fidelity]
+        if self._events is not None:
+            self._events.append(("adopt", arm, fidelity))
+        return Pull(pid, arm, fidelity)
+
+    def recommendation(self) -> Recommendation:
+        """The policy's current answer (see :class:`Recommendation`); available at any time."""
+        return self._recommend()
+
+    # ----------------------------------------------------------------------------- statistics
+    @property
+    def outstanding(self) -> tuple[Pull, ...]:
+        """Pulls handed out (or adopted) and not yet told or given back, in id order."""
+        return tuple(Pull(i, a, f) for i, (a, f, _) in sorted(self._outstanding.items()))
+
+    @property
+    def cost(self) -> float:
+        """Total λ-cost of told pulls."""
+        return float(self._cost)
+
+    @property
+    def committed_cost(self) -> float:
+        """Cost of told plus outstanding pulls (what the budget is checked against)."""
+        return float(self._cost + self._outstanding_cost)
+
+    @property
+    def n_pulls(self) -> int:
+        """Number of told pulls (extras included)."""
+        return self._n_told
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Told pulls per (arm, fidelity), all samples included (read-only copy)."""
+        return self._counts.copy()
+
+    @property
+    def means(self) -> np.ndarray:
+        """Empirical mean per (arm, fidelity) over all told samples; NaN where there is none."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self._counts > 0, self._sums / np.maximum(self._counts, 1), np.nan)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-safe status summary (used by ``debug_string`` in the Ray adapter)."""
+        d = {
+            "policy": self.name,
+            "done": self.done,
+            "cost": self.cost,
+            "n_pulls": self.n_pulls,
+            "outstanding": len(self._outstanding),
+            "budget": self.budget,
+        }
+        d.update(self._describe())
+        return d
+
+    def _default_reason(self) -> str:
+        if self._budget_blocked and not self._is_done():
+            return "budget"
+        return "in-progress" if not self._is_done() else "finished"
+
+    def _empirical_recommendation(
+        self, *, certified: bool, reason: str, arms: Any = None, **details: Any
+    ) -> Recommendation:
+        """Best empirical mean at the highest fidelity that has data among ``arms`` (default: all)."""
+        candidates = np.arange(self.n_arms) if arms is None else np.asarray(arms, dtype=np.int64)
+        best: int | None = None
+        if candidates.size:
+            cnt = self._counts[candidates]
+            has = cnt > 0
+            if has.any():
+                m = int(np.flatnonzero(has.any(axis=0))[-1])
+                sub = cnt[:, m] > 0
+                mu = self._sums[candidates[sub], m] / cnt[sub, m]
+                best = int(candidates[sub][int(np.argmax(mu))])
+            elif candidates.size == 1:
+                best = int(candidates[0])
+        delta = getattr(self, "delta", None)
+        return Recommendation(
+            arm=best,
+            certified=certified,
+            reason=reason,
+            cost=self.cost,
+            n_pulls=self.n_pulls,
+            delta=delta if isinstance(delta, float) else None,
+            details=details,
+        )
+
+    # ----------------------------------------------------------------------------- save / restore
+    def state_dict(self) -> dict[str, Any]:
+        """The complete state, JSON-safe and exact: ``Policy.from_state_dict(p.state_dict())`` continues
+        exactly as ``p`` would (RNG included). Contains no code; loading validates every field."""
+        base = {}
+        for k in self._BASE_STATE:
+            v = getattr(self, k)
+            if k == "_outstanding":
+                v = [[pid, a, f, c] for pid, (a, f, c) in sorted(v.items())]
+            elif k == "_given_back":
+                v = sorted(v)
+            base[k] = v
+        sub = {k: getattr(self, k) for k in self._state_attrs}
+        return {
+            "format": STATE_FORMAT_VERSION,
+            "policy": self.name,
+            "class": type(self).__qualname__,
+            "config": _serialize.encode(self.config()),
+            "base": _serialize.encode(base),
+            "state": _serialize.encode(sub),
+            "rng": _serialize.encode(self._rng.bit_generator.state),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore a state saved by :meth:`state_dict` into this policy (same class and configuration)."""
+        if not isinstance(state, Mapping):
+            raise _serialize.StateFormatError(f"a policy state must be a mapping, got {type(state).__name__}")
+        if state.get("format") != STATE_FORMAT_VERSION:
+            raise _serialize.StateFormatError(
+                f"unsupported state format {state.get('format')!r}; this version reads {STATE_FORMAT_VERSION}"
+            )
+        if state.get("policy") != self.name:
+            raise _serialize.StateFormatError(f"state is for policy {state.get('policy')!r}, not {self.name!r}")
+        cfg = _serialize.decode(state.get("config"))
+        if cfg != _serialize.decode(_serialize.encode(self.config())):
+            raise _serialize.StateFormatError("state was saved by a policy with another configuration")
+        base = _serialize.decode(state["base"])
+        sub = _serialize.decode(state["state"])
+        if not isinstance(base, dict) or set(base) != set(self._BASE_STATE):
+            raise _serialize.StateFormatError("state 'base' section has missing or unknown fields")
+        if not isinstance(sub, dict) or set(sub) != set(self._state_attrs):
+            raise _serialize.StateFormatError(
+                f"state section has fields {sorted(sub) if isinstance(sub, dict) else sub}; "
+                f"expected {sorted(self._state_attrs)}"
+            )
+        for k in ("_counts", "_sums", "_sumsq"):
+            cur = getattr(self, k)
+            new = base[k]
+            if not isinstance(new, np.ndarray) or new.shape != cur.shape or new.dtype != cur.dtype:
+                raise _serialize.StateFormatError(f"state field {k} has the wrong shape or dtype")
+        for k, v in sub.items():
+            cur = getattr(self, k)
+            if isinstance(cur, np.ndarray) and (not isinstance(v, np.ndarray) or v.dtype != cur.dtype):
+                raise _serialize.StateFormatError(f"state field {k} must be an array of dtype {cur.dtype}")
+        outstanding = {}
+        for row in base["_outstanding"]:
+            if not (isinstance(row, list) and len(row) == 4):
+                raise _serialize.StateFormatError("outstanding pulls must be [id, arm, fidelity, claimed] rows")
+            pid, a, f, c = row
+            _check_int("outstanding pull arm", a, 0, self.n_arms - 1)
+            _check_int("outstanding pull fidelity", f, 0, self.M - 1)
+            outstanding[int(pid)] = (int(a), int(f), bool(c))
+        rng_state = _serialize.decode(state["rng"])
+        try:
+            self._rng.bit_generator.state = rng_state
+        except (TypeError, ValueError, KeyError) as e:
+            raise _serialize.StateFormatError(f"invalid random generator state: {e}") from None
+        for k in self._BASE_STATE:
+            setattr(self, k, base[k])
+        self._outstanding = outstanding
+        self._given_back = set(int(x) for x in base["_given_back"])
+        for k, v in sub.items():
+            setattr(self, k, v)
+        self._after_load()
+
+    def _after_load(self) -> None:
+        """Hook: rebuild caches derived from the state after :meth:`load_state_dict`."""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Policy:
+        """Build a fresh policy from :meth:`config` output."""
+        cfg = dict(config)
+        cfg["ladder"] = FidelityLadder.from_dict(cfg["ladder"])
+        cfg["noise"] = noise_from_dict(cfg["noise"])
+        return cls(**cfg)
+
+    @staticmethod
+    def from_state_dict(state: Mapping[str, Any]) -> Policy:
+        """Rebuild any registered policy from :meth:`state_dict` output.
+
+        >>> from mf_sched import FidelityLadder, get_policy
+        >>> p = get_policy("lucb1")(n_arms=4, ladder=FidelityLadder([1.0]), delta=0.1, seed=3)
+        >>> for _ in range(5):
+        ...     pull = p.ask(); p.tell(pull, 0.5)
+        >>> q = Policy.from_state_dict(p.state_dict())
+        >>> q.ask() == p.ask()
+        True
+        """
+        from mf_sched.registry import get_policy
+
+        if not isinstance(state, Mapping) or "policy" not in state:
+            raise _serialize.StateFormatError("a policy state must be a mapping with a 'policy' name")
+        cls = get_policy(state["policy"])
+        cfg = _serialize.decode(state["config"])
+        if not isinstance(cfg, dict):
+            raise _serialize.StateFormatError("state 'config' must be a mapping")
+        policy = cls.from_config(cfg)
+        policy.load_state_dict(state)
+        return policy
+
+    # ----------------------------------------------------------------------------- history / replay
+    def record_history(self, enabled: bool = True) -> None:
+        """Start (or stop) recording the event history returned by :attr:`history`."""
+        self._events = [] if enabled else None
+
+    @property
+    def history(self) -> list[tuple[Any, ...]]:
+        """Recorded events: ``("ask", arm, fid)``, ``("adopt", arm, fid)``, ``("tell", id, value)``,
+        ``("give_back", id)``. Feed them to :meth:`replay` on a fresh policy with the same config."""
+        if self._events is None:
+            raise PolicyError("history is not being recorded; call record_history() first")
+        return list(self._events)
+
+    def replay(self, events: Iterable[Sequence[Any]]) -> None:
+        """Apply an event history; each ``ask`` must reproduce the recorded pull (else
+        :class:`ReplayMismatchError`, which names the event)."""
+        for i, ev in enumerate(events):
+            kind = ev[0]
+            if kind == "ask":
+                p = self.ask()
+                if p is None or (p.arm, p.fidelity) != (int(ev[1]), int(ev[2])):
+                    raise ReplayMismatchError(
+                        f"event {i}: replayed ask gave {p}, the history recorded arm {ev[1]} at fidelity {ev[2]}"
+                    )
+            elif kind == "adopt":
+                self.adopt(int(ev[1]), int(ev[2]))
+            elif kind == "tell":
+                self.tell(int(ev[1]), float(ev[2]))
+            elif kind == "give_back":
+                self.give_back(int(ev[1]))
+            else:
+                raise PolicyError(f"event {i}: unknown kind {kind!r}; accepted: ask, adopt, tell, give_back")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(n_arms={self.n_arms}, M={self.M}, cost={self.cost:.6g}, done={self.done})"
+
+
+class RoundPolicy(Policy):
+    """Base for policies that hand out a *round* of pulls, wait for all of them, then decide.
+
+    Subclasses implement :meth:`_next_round` (the next round's (arms, fidelities), or None when they
+    have finished) and :meth:`_observe_round` (accumulate one round's results); :meth:`_round_complete`
+    runs when a round's last result arrives. With ``W`` parallel workers a whole round is handed out at
+    once and the next round waits for every outstanding pull of the current one (a barrier).
+
+    Adopted pulls that match unissued work of the current round fill that slot; other adopted pulls
+    are extras. Given-back pulls are queued again, ahead of the rest of the round.
+    """
+
+    _ROUND_STATE: ClassVar[tuple[str, ...]] = ("_q_arms", "_q_fids", "_q_pos", "_q_pending", "_finished", "_round")
+
+    def __init__(self, n_arms: int, ladder: FidelityLadder, **kwargs: Any) -> None:
+        super().__init__(n_arms, ladder, **kwargs)
+        self._q_arms = np.zeros(0, dtype=np.int64)
+        self._q_fids = np.zeros(0, dtype=np.int64)
+        self._q_pos = 0
+        self._q_pending = 0
+        self._finished = False
+        self._round = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = tuple(a for a in getattr(cls, "_state_attrs", ()) if a not in RoundPolicy._ROUND_STATE)
+        cls._state_attrs = RoundPolicy._ROUND_STATE + tuple(dict.fromkeys(own))
+
+    def _start(self) -> None:
+        """Call at the end of the subclass constructor to build the first round."""
+        self._advance()
+
+    @abc.abstractmethod
+    def _next_round(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(arms, fidelities) of the next round (non-empty), or None when the policy has finished."""
+
+    @abc.abstractmethod
+    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
+        """Accumulate results of the current round (called once per tell or per batch)."""
+
+    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
+        """Scalar version of :meth:`_observe_round` (override for speed; default wraps arrays)."""
+        self._observe_round(np.array([arm]), np.array([fidelity]), np.array([value]))
+
+    def _round_complete(self) -> None:
+        """Hook run when the current round's last result is in, before the next round is built."""
+
+    def _advance(self) -> None:
+        while True:
+            if self._finished:
+                return
+            nxt = self._next_round()
+            if nxt is None:
+                self._finished = True
+                self._q_arms = np.zeros(0, dtype=np.int64)
+                self._q_fids = np.zeros(0, dtype=np.int64)
+                self._q_pos = 0
+                return
+            arms, fids = (np.asarray(x, dtype=np.int64).ravel() for x in nxt)
+            if arms.shape != fids.shape:
+                raise RuntimeError("a round's arms and fidelities must have the same length")
+            if arms.size == 0:
+                raise RuntimeError(f"{type(self).__name__}._next_round returned an empty round")
+            self._round += 1
+            self._q_arms, self._q_fids, self._q_pos = arms, fids, 0
+            return
+
+    def _propose(self) -> tuple[int, int] | None:
+        if self._q_pos < self._q_arms.size:
+            return int(self._q_arms[self._q_pos]), int(self._q_fids[self._q_pos])
+        return None
+
+    def _on_issue(self, arm: int, fidelity: int) -> None:
+        self._q_pos += 1
+        self._q_pending += 1
+
+    def _propose_batch(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+        end = min(self._q_arms.size, self._q_pos + n)
+        return self._q_arms[self._q_pos : end], self._q_fids[self._q_pos : end]
+
+    def _on_issue_batch(self, arms: np.ndarray, fidelities: np.ndarray) -> None:
+        self._q_pos += arms.size
+        self._q_pending += arms.size
+
+    def _on_give_back(self, arm: int, fidelity: int) -> None:
+        # put the work back just before the unissued part of the queue
+        self._q_pending -= 1
+        self._q_pos -= 1
+        self._q_arms = self._q_arms.copy()
+        self._q_fids = self._q_fids.copy()
+        # the slot at _q_pos was issued; overwrite it with the given-back work (order within a round is free)
+        self._q_arms[self._q_pos] = arm
+        self._q_fids[self._q_pos] = fidelity
+
+    def _claim(self, arm: int, fidelity: int) -> bool:
+        if self._finished:
+            return False
+        rest_a = self._q_arms[self._q_pos :]
+        rest_f = self._q_fids[self._q_pos :]
+        hit = np.flatnonzero((rest_a == arm) & (rest_f == fidelity))
+        if hit.size == 0:
+            return False
+        j = self._q_pos + int(hit[0])
+        self._q_arms = self._q_arms.copy()
+        self._q_fids = self._q_fids.copy()
+        # swap the claimed slot to the front of the unissued part, then issue it
+        self._q_arms[[self._q_pos, j]] = self._q_arms[[j, self._q_pos]]
+        self._q_fids[[self._q_pos, j]] = self._q_fids[[j, self._q_pos]]
+        self._on_issue(arm, fidelity)
+        return True
+
+    def _observe(self, arm: int, fidelity: int, value: float) -> None:
+        self._observe_round_one(arm, fidelity, value)
+        self._q_pending -= 1
+        self._maybe_close_round()
+
+    def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
+        if arms.size <= 32:
+            for a, f, v in zip(arms.tolist(), fidelities.tolist(), values.tolist()):
+                self._observe_round_one(a, f, v)
+        else:
+            self._observe_round(arms, fidelities, values)
+        self._q_pending -= arms.size
+        self._maybe_close_round()
+
+    def _maybe_close_round(self) -> None:
+        if self._q_pending == 0 and self._q_pos >= self._q_arms.size and not self._finished:
+            self._round_complete()
+            self._advance()
+
+    def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
+        """Extras never count towards a round; policies that read the shared statistics
+        (:attr:`_counts`, :attr:`_sums`) see them there automatically."""
+
+    def _is_done(self) -> bool:
+        return self._finished
+
+    def _describe(self) -> dict[str, Any]:
+        return {"round": self._round, "round_remaining": int(self._q_arms.size - self._q_pos)}
+
+
+def active_mask_summary(active: np.ndarray) -> dict[str, Any]:
+    """Small helper for describe(): number of active arms and, when few, their indices."""
+    idx = np.flatnonzero(active)
+    return {"n_active": int(idx.size), "active": idx.tolist() if idx.size <= 10 else None}
+
+
+def iter_pulls(pulls: Iterable[Pull]) -> Iterator[tuple[int, int, int]]:
+    """(id, arm, fidelity) tuples, for adapters that serialise pulls."""
+    for p in pulls:
+        yield p.id, p.arm, p.fidelity
+
+
+def argmax_random(values: np.ndarray, rng: np.random.Generator, *, atol: float = 0.0) -> int:
+    """Index of the maximum of ``values``, ties (within ``atol``) broken uniformly at random.
+
+    Deterministic-by-index tie-breaking biases results on instances listed best-first (Wang et al.
+    digest A13), so every policy breaks ties with its own seeded generator.
+
+    >>> argmax_random(np.array([1.0, 3.0, 2.0]), np.random.default_rng(0))
+    1
+    """
+    v = np.asarray(values, dtype=float)
+    m = np.max(v)
+    ties = np.flatnonzero(v >= m - atol) if np.isfinite(m) else np.flatnonzero(v == m)
+    if ties.size == 1:
+        return int(ties[0])
+    return int(ties[rng.integers(ties.size)])
+
+
+def top_k_random(values: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of the ``k`` largest values, ties broken uniformly at random (sorted best first)."""
+    v = np.asarray(values, dtype=float)
+    order = np.lexsort((rng.random(v.size), -v))
+    return order[:k]

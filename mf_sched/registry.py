@@ -1,0 +1,116 @@
+"""The policy registry: names (lowercase, hyphenated) → policy classes.
+
+Every module in :mod:`mf_sched.policies` registers its class with :func:`register`; the registry
+imports them all on first use, so adding a policy is adding one file.
+
+>>> "se" in list_policies()
+True
+>>> get_policy("se").paper.startswith("Even-Dar")
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from mf_sched.policy import Policy
+
+__all__ = ["register", "get_policy", "list_policies", "build_policy"]
+
+_REGISTRY: dict[str, type[Policy]] = {}
+_LOADED = False
+_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+P = TypeVar("P", bound=type[Policy])
+
+
+def register(cls: P) -> P:
+    """Class decorator: add a policy class under its :attr:`Policy.name`."""
+    name = cls.name
+    if not _NAME_RE.match(name):
+        raise ValueError(f"policy name {name!r} must be lowercase words joined by hyphens")
+    if not cls.paper:
+        raise ValueError(f"policy {name!r} must cite its paper in the `paper` class attribute")
+    other = _REGISTRY.get(name)
+    if (
+        other is not None
+        and other is not cls
+        and (other.__module__, other.__qualname__) != (cls.__module__, cls.__qualname__)
+    ):
+        raise ValueError(f"policy name {name!r} is already registered by {other.__module__}.{other.__qualname__}")
+    _REGISTRY[name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    import mf_sched.policies as pkg
+
+    for mod in pkgutil.iter_modules(pkg.__path__):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{pkg.__name__}.{mod.name}")
+    _LOADED = True
+
+
+def list_policies() -> dict[str, type[Policy]]:
+    """All registered policies, by name (sorted)."""
+    _load_all()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def get_policy(name: str) -> type[Policy]:
+    """The policy class registered under ``name``.
+
+    >>> get_policy("no-such-policy")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown policy 'no-such-policy'; registered: hyperband, lucb1, se, sh, ucb1, uniform
+    """
+    _load_all()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ValueError(f"unknown policy {name!r}; registered: {known}") from None
+
+
+def build_policy(name: str, problem: Mapping[str, Any], **params: Any) -> Policy:
+    """Build policy ``name`` for a problem description, passing only what its constructor accepts.
+
+    ``problem`` holds the common ingredients — ``n_arms``, ``ladder``, ``noise``, and optionally
+    ``delta``, ``budget``, ``seed`` and instance-level extras — and ``params`` the policy-specific
+    arguments (which must all be accepted, else ValueError naming them). This is how the CLI and the
+    simulator build any registered policy from an instance.
+
+    >>> from mf_sched import FidelityLadder
+    >>> p = build_policy("se", {"n_arms": 3, "ladder": FidelityLadder([1.0]), "delta": 0.05, "budget": None})
+    >>> type(p).__name__, p.delta
+    ('SuccessiveElimination', 0.05)
+    """
+    cls = get_policy(name)
+    sig = inspect.signature(cls.__init__)
+    accepts_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+    names = set(sig.parameters) - {"self"}
+    unknown = [k for k in params if k not in names and not accepts_kwargs]
+    if unknown:
+        raise ValueError(f"policy {name!r} does not accept parameter(s) {unknown}; accepted: {sorted(names)}")
+    kwargs = {k: v for k, v in problem.items() if k in names and v is not None}
+    kwargs.update(params)
+    missing = [
+        p.name
+        for p in sig.parameters.values()
+        if p.name != "self"
+        and p.default is inspect.Parameter.empty
+        and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        and p.name not in kwargs
+    ]
+    if missing:
+        raise ValueError(f"policy {name!r} needs parameter(s) {missing}; pass them as --param NAME=VALUE")
+    return cls(**kwargs)

@@ -1,0 +1,499 @@
+"""Drive any policy against a simulated instance: one run, or many seeds in parallel processes.
+
+:func:`run_policy` plays one policy until it is done, until a cost budget, or until a pull cap:
+
+* ``workers=W`` keeps up to ``W`` pulls outstanding (``None``: as many as the policy hands out).
+  ``completion="random"`` completes one outstanding pull at a time, chosen uniformly at random
+  (asynchronous workers; results come back in any order); ``completion="batch"`` completes every
+  outstanding pull together once the workers are full or the policy waits (synchronous workers with a
+  barrier; with ``workers=None`` a round-based policy then runs one round per step, the fast path used
+  by the paper reproductions). With ``workers=1`` both are the papers' sequential model.
+* ``semantics="independent"`` (the papers): every pull is a fresh sample costing ``λ(m)``.
+  ``semantics="resumable"`` additionally meters the cost of the *resumable runs* model (DESIGN.md): an
+  arm's replicas are training runs; a pull at ``m`` advances the most advanced replica of that arm that
+  is still below ``m`` (cost ``λ(m) − λ(m')``) or starts a new replica (cost ``λ(m)``). Observations
+  stay independent draws in the simulator (a simplification: real learning curves are correlated).
+* a ``budget`` stops issuing pulls before the committed cost would exceed it (pulls beyond it are
+  given back to the policy) — the capital Λ of the regret papers, or a cost cap.
+
+:func:`run_many` repeats runs over seeds (process-parallel, deterministic given ``seed`` whatever
+``n_jobs``) and summarises them: mean cost with a 95% confidence interval (Student t), median, error
+rate, regrets, and the instance's cost lower bound (:mod:`mf_sched.bounds`).
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from mf_sched._progress import Progress
+from mf_sched.bounds import instance_lower_bound
+from mf_sched.instance import Instance
+from mf_sched.policy import Policy, Recommendation
+from mf_sched.registry import build_policy, get_policy
+
+__all__ = [
+    "run_policy",
+    "run_many",
+    "policy_for",
+    "summarize",
+    "mean_ci95",
+    "RunResult",
+    "Summary",
+    "PolicyStalledError",
+    "ResumableMeter",
+]
+
+
+class PolicyStalledError(RuntimeError):
+    """The policy is not done, has nothing outstanding and hands out nothing: a protocol violation."""
+
+
+class ResumableMeter:
+    """Cost of the *resumable runs* semantics: per arm, replicas advancing through fidelities.
+
+    >>> from mf_sched import FidelityLadder
+    >>> meter = ResumableMeter(FidelityLadder([1, 3, 9], [0.2, 0.1, 0.0]))
+    >>> [meter.charge(0, m) for m in (0, 1, 2, 0)]   # one run advanced 0→1→2, then a new replica
+    [1.0, 2.0, 6.0, 1.0]
+    """
+
+    def __init__(self, ladder: Any) -> None:
+        self.costs = np.asarray(ladder.costs, dtype=float)
+        self.replicas: dict[int, list[int]] = {}
+        self.total = 0.0
+
+    def charge(self, arm: int, m: int) -> float:
+        reps = self.replicas.setdefault(arm, [])
+        best = -1
+        best_level = -1
+        for i, level in enumerate(reps):
+            if best_level < level < m:
+                best, best_level = i, level
+        if best < 0:
+            reps.append(m)
+            c = float(self.costs[m])
+        else:
+            reps[best] = m
+            c = float(self.costs[m] - self.costs[best_level])
+        self.total += c
+        return c
+
+
+@dataclass
+class RunResult:
+    """Outcome of one simulated run."""
+
+    policy: str
+    seed: int | None
+    cost: float
+    n_pulls: int
+    recommendation: Recommendation
+    correct: bool
+    stop_reason: str
+    simple_regret: float
+    regret_kandasamy: float
+    regret_wang: float
+    pulls_per_fidelity: list[int]
+    resumable_cost: float | None = None
+    wall_time: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "seed": self.seed,
+            "cost": self.cost,
+            "n_pulls": self.n_pulls,
+            "recommendation": self.recommendation.to_dict(),
+            "correct": self.correct,
+            "stop_reason": self.stop_reason,
+            "simple_regret": self.simple_regret,
+            "regret_kandasamy": self.regret_kandasamy,
+            "regret_wang": self.regret_wang,
+            "pulls_per_fidelity": self.pulls_per_fidelity,
+            "resumable_cost": self.resumable_cost,
+            "wall_time": self.wall_time,
+        }
+
+
+def _check_workers(workers: int | None) -> int:
+    if workers is None:
+        return 1 << 62
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers = {workers!r} is out of range; accepted: an integer >= 1, or None (unlimited)")
+    return int(workers)
+
+
+def run_policy(
+    policy: Policy,
+    instance: Instance,
+    *,
+    budget: float | None = None,
+    workers: int | None = 1,
+    completion: str = "random",
+    semantics: str = "independent",
+    seed: int | np.random.SeedSequence | None = None,
+    max_pulls: int | None = None,
+) -> RunResult:
+    """Play ``policy`` on ``instance`` until it is done, the budget is spent, or ``max_pulls`` pulls.
+
+    Example:
+        >>> from mf_sched import policy_for
+        >>> from mf_sched.instance import Instance
+        >>> from mf_sched.ladder import FidelityLadder
+        >>> inst = Instance([[0.4, 0.5], [0.5, 0.9]], FidelityLadder([0.5, 5.0], [0.45, 0.0]),
+        ...                 {"kind": "gaussian", "sigma": 0.1})
+        >>> res = run_policy(policy_for("se", inst, delta=0.05, seed=0), inst, seed=1)
+        >>> res.correct, res.stop_reason
+        (True, 'done')
+    """
+    if policy.n_arms != instance.K or policy.M != instance.M:
+        raise ValueError(
+            f"policy is for {policy.n_arms} arms × {policy.M} fidelities "
+            f"but the instance has {instance.K} × {instance.M}"
+        )
+    if completion not in ("random", "batch"):
+        raise ValueError(f"completion = {completion!r} is unknown; accepted: 'random', 'batch'")
+    if semantics not in ("independent", "resumable"):
+        raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget = {budget} is out of range; accepted: a finite number > 0, or None")
+    if max_pulls is not None and max_pulls < 1:
+        raise ValueError(f"max_pulls = {max_pulls} is out of range; accepted: an integer >= 1, or None")
+    if budget is None and policy.budget is None and max_pulls is None and policy.objective == "regret":
+        raise ValueError(f"policy {policy.name!r} never stops by itself: give a budget (the capital Λ)")
+    W = _check_workers(workers)
+    rng = np.random.default_rng(seed)
+    sampler = instance.sampler(rng)
+    costs = np.asarray(instance.ladder.costs, dtype=float)
+    meter = ResumableMeter(instance.ladder) if semantics == "resumable" else None
+    outstanding: list[Any] = []
+    stop_reason: str | None = None
+    issued = 0
+    t0 = time.perf_counter()
+
+    def complete(pulls: list[Any]) -> None:
+        if len(pulls) == 1:
+            p = pulls[0]
+            policy.tell(p, sampler.draw_one(p.arm, p.fidelity))
+            if meter is not None:
+                meter.charge(p.arm, p.fidelity)
+            return
+        arms = np.fromiter((p.arm for p in pulls), dtype=np.int64, count=len(pulls))
+        fids = np.fromiter((p.fidelity for p in pulls), dtype=np.int64, count=len(pulls))
+        policy.tell_batch(pulls, sampler.draw(arms, fids))
+        if meter is not None:
+            for a, f in zip(arms.tolist(), fids.tolist()):
+                meter.charge(a, f)
+
+    while True:
+        free = W - len(outstanding)
+        if free > 0 and stop_reason is None:
+            if max_pulls is not None:
+                free = min(free, max_pulls - issued)
+            new = policy.ask_batch(free) if free > 0 else []
+            if budget is not None and new:
+                c = np.cumsum(costs[[p.fidelity for p in new]])
+                room = budget * (1 + 1e-12) - policy.committed_cost + float(c[-1])
+                ok = int(np.searchsorted(c, room, side="right"))
+                if ok < len(new):
+                    for p in new[ok:]:
+                        policy.give_back(p)
+                    new = new[:ok]
+                    stop_reason = "budget"
+            issued += len(new)
+            outstanding.extend(new)
+            if max_pulls is not None and issued >= max_pulls and stop_reason is None:
+                stop_reason = "max-pulls"
+        if not outstanding:
+            if stop_reason is None:
+                if policy.done:
+                    stop_reason = "budget" if policy.recommendation().reason == "budget" else "done"
+                else:
+                    raise PolicyStalledError(
+                        f"policy {policy.name!r} is not done but hands out nothing with no pull outstanding"
+                    )
+            break
+        if completion == "batch" or W == 1 or len(outstanding) == 1:
+            batch, outstanding = outstanding, []
+            complete(batch)
+        else:
+            j = int(rng.integers(len(outstanding)))
+            outstanding[j], outstanding[-1] = outstanding[-1], outstanding[j]
+            complete([outstanding.pop()])
+
+    rec = policy.recommendation()
+    true = instance.true_means
+    best = float(true.max())
+    counts = policy.counts
+    capital = budget if budget is not None else (policy.budget if policy.budget is not None else policy.cost)
+    per_arm = counts.sum(axis=1)
+    regret_k = capital * best - float((counts * costs[None, :]).sum(axis=1) @ true)
+    regret_w = capital / costs[0] * best - float(per_arm @ true)
+    correct = bool(rec.arm is not None and instance.has_unique_best and rec.arm == instance.best_arm)
+    simple = best - float(true[rec.arm]) if rec.arm is not None else float("nan")
+    return RunResult(
+        policy=policy.name,
+        seed=None,
+        cost=policy.cost,
+        n_pulls=policy.n_pulls,
+        recommendation=rec,
+        correct=correct,
+        stop_reason=stop_reason,
+        simple_regret=simple,
+        regret_kandasamy=regret_k,
+        regret_wang=regret_w,
+        pulls_per_fidelity=counts.sum(axis=0).tolist(),
+        resumable_cost=None if meter is None else meter.total,
+        wall_time=time.perf_counter() - t0,
+    )
+
+
+def policy_for(
+    name: str,
+    instance: Instance,
+    *,
+    delta: float | None = None,
+    budget: float | None = None,
+    seed: int | None = None,
+    **params: Any,
+) -> Policy:
+    """Build registered policy ``name`` for ``instance`` (its arms, ladder and noise model).
+
+    >>> from mf_sched.instance import Instance
+    >>> from mf_sched.ladder import FidelityLadder
+    >>> inst = Instance([[0.2], [0.8]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+    >>> policy_for("lucb1", inst, delta=0.1).n_arms
+    2
+    """
+    return build_policy(name, instance.problem(delta=delta, budget=budget, seed=seed), **params)
+
+
+# ---------------------------------------------------------------------------------------------- many runs
+PolicyFactory = Callable[[Instance, int], Policy]
+
+
+@dataclass
+class Summary:
+    """Aggregate of many runs of one policy on one instance (see :func:`run_many`)."""
+
+    policy: str
+    runs: int
+    delta: float | None
+    error_rate: float
+    cost_mean: float
+    cost_ci95: float
+    cost_median: float
+    cost_std: float
+    lower_bound: float | None
+    recommendations: dict[str, int]
+    certified_rate: float
+    stop_reasons: dict[str, int]
+    simple_regret_mean: float
+    regret_kandasamy_mean: float
+    regret_wang_mean: float
+    pulls_per_fidelity_mean: list[float]
+    resumable_cost_mean: float | None = None
+    lower_bound_note: str = ""
+    instance: str | None = None
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    results: list[RunResult] = field(default_factory=list)
+
+    @property
+    def cost_over_lower_bound(self) -> float | None:
+        if not self.lower_bound:
+            return None
+        return self.cost_mean / self.lower_bound
+
+    def to_dict(self, per_run: bool = False) -> dict[str, Any]:
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        d: dict[str, Any] = {
+            "policy": self.policy,
+            "runs": self.runs,
+            "delta": self.delta,
+            "error_rate": self.error_rate,
+            "cost": {
+                "mean": num(self.cost_mean),
+                "ci95": num(self.cost_ci95),
+                "median": num(self.cost_median),
+                "std": num(self.cost_std),
+            },
+            "lower_bound": num(self.lower_bound),
+            "cost_over_lower_bound": num(self.cost_over_lower_bound),
+            "recommendations": self.recommendations,
+            "certified_rate": self.certified_rate,
+            "stop_reasons": self.stop_reasons,
+            "regret": {
+                "simple": num(self.simple_regret_mean),
+                "kandasamy": num(self.regret_kandasamy_mean),
+                "wang": num(self.regret_wang_mean),
+            },
+            "pulls_per_fidelity": self.pulls_per_fidelity_mean,
+            "resumable_cost": num(self.resumable_cost_mean),
+            "lower_bound_note": self.lower_bound_note,
+            "instance": self.instance,
+            "assumptions": self.assumptions,
+        }
+        if per_run:
+            d["per_run"] = [r.to_dict() for r in self.results]
+        return d
+
+
+def mean_ci95(x: Any) -> tuple[float, float]:
+    """Mean and half-width of the 95% Student-t confidence interval (NaN half-width for n < 2).
+
+    >>> m, h = mean_ci95([1.0, 2.0, 3.0]); round(m, 3), round(h, 3)
+    (2.0, 2.484)
+    """
+    a = np.asarray(x, dtype=float)
+    if a.size == 0:
+        return float("nan"), float("nan")
+    m = float(a.mean())
+    if a.size < 2:
+        return m, float("nan")
+    return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
+
+
+def _one_run(args: tuple[Any, ...]) -> RunResult:
+    factory, instance, ss, budget, workers, completion, semantics, max_pulls = args
+    pol_seed, obs_seed = ss.spawn(2)
+    policy = factory(instance, int(pol_seed.generate_state(1, dtype=np.uint32)[0]))
+    return run_policy(
+        policy,
+        instance,
+        budget=budget,
+        workers=workers,
+        completion=completion,
+        semantics=semantics,
+        seed=obs_seed,
+        max_pulls=max_pulls,
+    )
+
+
+@dataclass(frozen=True)
+class _RegistryFactory:
+    """Picklable factory building a registered policy for an instance."""
+
+    name: str
+    delta: float | None
+    budget: float | None
+    params: tuple[tuple[str, Any], ...]
+
+    def __call__(self, instance: Instance, seed: int) -> Policy:
+        return policy_for(self.name, instance, delta=self.delta, budget=self.budget, seed=seed, **dict(self.params))
+
+
+def run_many(
+    policy: str | PolicyFactory,
+    instance: Instance,
+    *,
+    runs: int = 10,
+    seed: int = 0,
+    delta: float | None = None,
+    budget: float | None = None,
+    params: Mapping[str, Any] | None = None,
+    workers: int | None = 1,
+    completion: str = "random",
+    semantics: str = "independent",
+    max_pulls: int | None = None,
+    n_jobs: int | None = 1,
+    progress: bool = True,
+    keep_results: bool = True,
+) -> Summary:
+    """Run ``runs`` independent seeds of a policy on an instance and summarise them.
+
+    Args:
+        policy: a registry name (built with :func:`~mf_sched.registry.build_policy` from the instance,
+            ``delta``, ``budget`` and ``params``) or a picklable factory ``(instance, seed) -> Policy``.
+        seed: root seed; run ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the policy and
+            the observations, so results do not depend on ``n_jobs``.
+        n_jobs: worker processes (``None``: all CPUs); 1 runs in this process.
+        budget: cost cap given to the policy (when it is built from a name) and enforced by the runner.
+
+    Example:
+        >>> from mf_sched.instance import Instance
+        >>> from mf_sched.ladder import FidelityLadder
+        >>> inst = Instance([[0.2], [0.8]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+        >>> s = run_many("se", inst, runs=4, delta=0.1, progress=False)
+        >>> s.error_rate, s.runs
+        (0.0, 4)
+    """
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ValueError(f"runs = {runs!r} is out of range; accepted: an integer >= 1")
+    if isinstance(policy, str):
+        get_policy(policy)  # fail fast on an unknown name
+        factory: PolicyFactory = _RegistryFactory(policy, delta, budget, tuple(sorted((params or {}).items())))
+        name = policy
+    else:
+        factory = policy
+        name = getattr(policy, "name", None) or getattr(policy, "__name__", "custom")
+    children = np.random.SeedSequence(seed).spawn(runs)
+    jobs = [(factory, instance, ss, budget, workers, completion, semantics, max_pulls) for ss in children]
+    n_jobs = (os.cpu_count() or 1) if n_jobs is None else n_jobs
+    results: list[RunResult] = []
+    with Progress(runs, f"{name} x{runs}", progress) as bar:
+        if n_jobs <= 1 or runs == 1:
+            for j in jobs:
+                results.append(_one_run(j))
+                bar.update()
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(n_jobs, runs), mp_context=ctx) as ex:
+                for r in ex.map(_one_run, jobs):
+                    results.append(r)
+                    bar.update()
+    for i, r in enumerate(results):
+        r.seed = i
+    return summarize(results, instance, delta=delta, keep_results=keep_results)
+
+
+def summarize(
+    results: list[RunResult], instance: Instance, *, delta: float | None, keep_results: bool = True
+) -> Summary:
+    """Aggregate :class:`RunResult` objects (see :class:`Summary`)."""
+    costs = np.array([r.cost for r in results], dtype=float)
+    mean, ci = mean_ci95(costs)
+    lb_value = None
+    note = ""
+    if delta is not None and instance.has_unique_best and instance.K >= 2:
+        lb = instance_lower_bound(instance, delta)
+        lb_value, note = lb.value, lb.note
+    recs = Counter("none" if r.recommendation.arm is None else str(r.recommendation.arm) for r in results)
+    res_costs = [r.resumable_cost for r in results if r.resumable_cost is not None]
+    return Summary(
+        policy=results[0].policy,
+        runs=len(results),
+        delta=delta,
+        error_rate=float(np.mean([not r.correct for r in results])),
+        cost_mean=mean,
+        cost_ci95=ci,
+        cost_median=float(np.median(costs)),
+        cost_std=float(costs.std(ddof=1)) if costs.size > 1 else float("nan"),
+        lower_bound=lb_value,
+        recommendations=dict(sorted(recs.items(), key=lambda kv: -kv[1])),
+        certified_rate=float(np.mean([r.recommendation.certified for r in results])),
+        stop_reasons=dict(Counter(r.stop_reason for r in results)),
+        simple_regret_mean=float(np.nanmean([r.simple_regret for r in results]))
+        if any(math.isfinite(r.simple_regret) for r in results)
+        else float("nan"),
+        regret_kandasamy_mean=float(np.mean([r.regret_kandasamy for r in results])),
+        regret_wang_mean=float(np.mean([r.regret_wang for r in results])),
+        pulls_per_fidelity_mean=np.mean([r.pulls_per_fidelity for r in results], axis=0).tolist(),
+        resumable_cost_mean=float(np.mean(res_costs)) if res_costs else None,
+        lower_bound_note=note,
+        instance=instance.name,
+        assumptions=instance.check_assumptions().to_dict(),
+        results=results if keep_results else [],
+    )

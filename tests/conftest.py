@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mf_sched import FidelityLadder, Instance
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data"))
+INSTANCES = SHARED_DATA / "instances"
+
+
+def shared_instance(name: str) -> Path:
+    path = INSTANCES / name
+    if not path.is_file():
+        pytest.skip(f"shared instance {path} not available (set MF_SCHED_DATA to ../shared/data)")
+    return path
+
+
+@pytest.fixture
+def small_instance() -> Instance:
+    """3 arms, 3 fidelities, Gaussian; arm 2 is best; low fidelities respect zeta."""
+    means = [[0.30, 0.35, 0.40], [0.45, 0.50, 0.55], [0.60, 0.70, 0.80]]
+    ladder = FidelityLadder(costs=[1.0, 3.0, 9.0], zeta=[0.25, 0.12, 0.0], gamma=[0.1, 0.05, 0.0])
+    return Instance(means, ladder, {"kind": "gaussian", "sigma": 0.1}, name="small")
+
+
+@pytest.fixture
+def bernoulli_instance() -> Instance:
+    means = [[0.2, 0.3], [0.5, 0.6], [0.6, 0.75]]
+    return Instance(means, FidelityLadder([1.0, 4.0], [0.2, 0.0]), {"kind": "bernoulli"}, name="bern")
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)

@@ -1,0 +1,69 @@
+"""`integrations/` must import as `mf_sched.integrations` from an editable install and from a built wheel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import mf_sched
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_editable_install_maps_integrations_folder():
+    import mf_sched.integrations as integ
+
+    if not Path(mf_sched.__file__).resolve().is_relative_to(ROOT):
+        pytest.skip("mf_sched is not installed from this checkout (editable)")
+    assert Path(integ.__file__).resolve() == ROOT / "integrations" / "__init__.py"
+
+
+def test_wheel_contains_and_imports_integrations(tmp_path):
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr
+    wheel = next(tmp_path.glob("mf_sched-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "mf_sched/integrations/__init__.py" in names
+    assert "mf_sched/policies/se.py" in names or "mf_sched/policies/successive_elimination.py" in names
+    assert not any(n.startswith(("integrations/", "tests/")) for n in names)
+    target = tmp_path / "site"
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr
+    code = (
+        "import mf_sched, mf_sched.integrations, mf_sched.cli; "
+        "print(mf_sched.__file__); print(mf_sched.integrations.__file__); "
+        "print(sorted(mf_sched.list_policies()))"
+    )
+    env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith(str(target)) and lines[1].startswith(str(target))
+    assert "se" in lines[2] and "hyperband" in lines[2]
