@@ -201,6 +201,10 @@ class Policy(abc.ABC):
     sample_agnostic: ClassVar[bool] = False
     #: names of subclass attributes that make up the policy's state (saved by state_dict)
     _state_attrs: ClassVar[tuple[str, ...]] = ()
+    #: number of components of one observation: 1 (a reward) for most policies; SFSR observes a reward
+    #: and L costs per pull (``1 + L``). The first component is the reward that the noise model checks
+    #: and the shared statistics (:attr:`counts`, :attr:`means`) record; the others must be finite.
+    value_width: ClassVar[int] = 1
     #: False for policies that cannot be built for a generic finite-armed instance by
     #: :func:`mf_sched.simulate.policy_for` (continuous domains, constrained mixtures); the generic
     #: protocol tests and the demo skip them
@@ -324,7 +328,8 @@ class Policy(abc.ABC):
         """An issued (or claimed) pull came back with ``value`` (validated, finite)."""
 
     def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        for a, f, v in zip(arms.tolist(), fidelities.tolist(), values.tolist()):
+        rows = values.tolist() if values.ndim == 1 else list(values)
+        for a, f, v in zip(arms.tolist(), fidelities.tolist(), rows):
             self._observe(a, f, v)
 
     def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
@@ -472,23 +477,54 @@ class Policy(abc.ABC):
             raise UnknownPullError(f"pull {pid} was never handed out by this policy (next id is {self._next_id})")
         return pid
 
-    def tell(self, pull: Pull | int, value: float) -> None:
+    def _validate_value(self, value: Any, name: str) -> Any:
+        """A validated observation: a float, or a float64 vector of :attr:`value_width` components."""
+        try:
+            if self.value_width == 1:
+                return self.noise.validate(value, name=name)
+            v = np.asarray(value, dtype=float)
+            if v.shape != (self.value_width,):
+                raise ValueError(f"{name} must have {self.value_width} components (reward, costs), got shape {v.shape}")
+            self.noise.validate(v[0], name=f"{name}[0] (reward)")
+            if not np.all(np.isfinite(v)):
+                raise ValueError(f"{name} = {v.tolist()} is not finite; observations must be finite")
+            return v
+        except (TypeError, ValueError) as e:
+            raise InvalidValueError(str(e)) from None
+
+    def _validate_values(self, values: Any, n: int) -> np.ndarray:
+        """Validated observations of ``n`` pulls: shape ``(n,)``, or ``(n, value_width)``."""
+        try:
+            vals = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=float)
+            if self.value_width == 1:
+                vals = self.noise.validate_array(vals, name="values")
+                ok = vals.ndim == 1 and vals.shape[0] == n
+            else:
+                ok = vals.ndim == 2 and vals.shape == (n, self.value_width)
+                if ok:
+                    self.noise.validate_array(vals[:, 0], name="values[:, 0] (rewards)")
+                    if not np.all(np.isfinite(vals)):
+                        raise ValueError("values must be finite")
+        except (TypeError, ValueError) as e:
+            raise InvalidValueError(str(e)) from None
+        if not ok:
+            raise PolicyError(f"got {n} pulls but values of shape {vals.shape}; they must match")
+        return vals
+
+    def tell(self, pull: Pull | int, value: Any) -> None:
         """Record the observation ``value`` of an outstanding pull (a :class:`Pull` or its id)."""
         pid = self._resolve(pull)
-        try:
-            v = self.noise.validate(value, name=f"value of pull {pid}")
-        except ValueError as e:
-            raise InvalidValueError(str(e)) from None
+        v = self._validate_value(value, f"value of pull {pid}")
         arm, fid, claimed = self._outstanding.pop(pid)
         self._proposal = None
-        self._record(arm, fid, v)
+        self._record(arm, fid, v if self.value_width == 1 else float(v[0]))
         if claimed:
             self._observe(arm, fid, v)
         else:
             self._n_extra += 1
             self._observe_extra(arm, fid, v)
         if self._events is not None:
-            self._events.append(("tell", pid, v))
+            self._events.append(("tell", pid, v if self.value_width == 1 else v.tolist()))
 
     def _record(self, arm: int, fid: int, v: float) -> None:
         c = self._costs[fid]
@@ -499,15 +535,11 @@ class Policy(abc.ABC):
         self._sums[arm, fid] += v
         self._sumsq[arm, fid] += v * v
 
-    def tell_batch(self, pulls: Sequence[Pull | int], values: Iterable[float]) -> None:
+    def tell_batch(self, pulls: Sequence[Pull | int], values: Any) -> None:
         """Record several observations at once; all-or-nothing (validation happens before any change)."""
         pids = [self._resolve(p) for p in pulls]
-        try:
-            vals = self.noise.validate_array(list(values), name="values")
-        except ValueError as e:
-            raise InvalidValueError(str(e)) from None
-        if vals.ndim != 1 or vals.shape[0] != len(pids):
-            raise PolicyError(f"got {len(pids)} pulls but {vals.size} values; they must match")
+        vals = self._validate_values(values, len(pids))
+        rewards = vals if self.value_width == 1 else vals[:, 0]
         if len(set(pids)) != len(pids):
             raise DuplicateTellError("the same pull appears twice in one tell_batch")
         if not pids:
@@ -518,7 +550,7 @@ class Policy(abc.ABC):
         fids = np.fromiter((r[1] for r in recs), dtype=np.int64, count=len(recs))
         claimed = np.fromiter((r[2] for r in recs), dtype=bool, count=len(recs))
         if len(pids) <= 32:  # np.add.at has a large fixed cost; small batches go element by element
-            for a, f, v in zip(arms.tolist(), fids.tolist(), vals.tolist()):
+            for a, f, v in zip(arms.tolist(), fids.tolist(), rewards.tolist()):
                 self._record(a, f, v)
         else:
             self._n_told += len(pids)
@@ -527,18 +559,19 @@ class Policy(abc.ABC):
             self._cost += tot
             self._outstanding_cost -= tot
             np.add.at(self._counts, (arms, fids), 1)
-            np.add.at(self._sums, (arms, fids), vals)
-            np.add.at(self._sumsq, (arms, fids), vals * vals)
+            np.add.at(self._sums, (arms, fids), rewards)
+            np.add.at(self._sumsq, (arms, fids), rewards * rewards)
         if claimed.all():
             self._observe_batch(arms, fids, vals)
         else:
             if claimed.any():
                 self._observe_batch(arms[claimed], fids[claimed], vals[claimed])
-            for a, f, v in zip(arms[~claimed].tolist(), fids[~claimed].tolist(), vals[~claimed].tolist()):
+            extra = ~claimed
+            for a, f, v in zip(arms[extra].tolist(), fids[extra].tolist(), list(vals[extra])):
                 self._n_extra += 1
-                self._observe_extra(a, f, v)
+                self._observe_extra(a, f, float(v) if self.value_width == 1 else v)
         if self._events is not None:
-            self._events.extend(("tell", p, float(v)) for p, v in zip(pids, vals.tolist()))
+            self._events.extend(("tell", p, v) for p, v in zip(pids, vals.tolist()))
 
     def give_back(self, pull: Pull | int) -> None:
         """Return a pull whose evaluation failed: it is no longer outstanding and costs nothing; the
@@ -787,7 +820,7 @@ class Policy(abc.ABC):
             elif kind == "adopt":
                 self.adopt(int(ev[1]), int(ev[2]))
             elif kind == "tell":
-                self.tell(int(ev[1]), float(ev[2]))
+                self.tell(int(ev[1]), ev[2])
             elif kind == "give_back":
                 self.give_back(int(ev[1]))
             else:
@@ -915,7 +948,8 @@ class RoundPolicy(Policy):
 
     def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
         if arms.size <= 32:
-            for a, f, v in zip(arms.tolist(), fidelities.tolist(), values.tolist()):
+            rows = values.tolist() if values.ndim == 1 else list(values)
+            for a, f, v in zip(arms.tolist(), fidelities.tolist(), rows):
                 self._observe_round_one(a, f, v)
         else:
             self._observe_round(arms, fidelities, values)

@@ -276,3 +276,40 @@ def test_done_lookahead_does_not_change_decisions(small_instance):
         t2.append((x.arm, x.fidelity))
         q.tell(x, float(small_instance.sample(np.array([x.arm]), np.array([x.fidelity]), rng2)[0]))
     assert t1 == t2 and q.done
+
+
+def test_vector_valued_observations_hook():
+    """value_width > 1 (SFSR: reward + L costs): validation, shared stats on the reward, atomic batches."""
+    from mf_sched.policies.uniform import Uniform
+
+    class Vec(Uniform):
+        name = "uniform"  # not registered: a test double
+        value_width = 3
+
+        def _observe_round_one(self, arm, fidelity, value):
+            assert value.shape == (3,)
+            self.seen.append(value.tolist())
+
+        def _observe_round(self, arms, fidelities, values):
+            assert values.shape == (arms.size, 3)
+            self.seen.extend(values.tolist())
+
+    p = Vec(n_arms=2, ladder=FidelityLadder([1.0]), rounds=3)
+    p.seen = []
+    a, b = p.ask_batch()
+    with pytest.raises(PolicyError, match="3 components"):
+        p.tell(a, 0.5)
+    with pytest.raises(PolicyError, match="not finite"):
+        p.tell(a, [0.5, math.nan, 1.0])
+    with pytest.raises(PolicyError, match="reward range"):
+        p.tell(a, [1.5, 0.0, 1.0])
+    with pytest.raises(PolicyError, match="shape"):
+        p.tell_batch([a, b], [0.1, 0.2])
+    assert p.n_pulls == 0
+    p.tell(a, [0.25, 3.0, 4.0])
+    p.tell(b, np.array([0.75, 1.0, 2.0]))
+    assert p.means[:, 0].tolist() == [0.25, 0.75]
+    assert p.seen == [[0.25, 3.0, 4.0], [0.75, 1.0, 2.0]]
+    c, d = p.ask_batch()
+    p.tell_batch([c, d], [[0.5, 1, 1], [0.5, 2, 2]])
+    assert p.seen[-2:] == [[0.5, 1, 1], [0.5, 2, 2]]
