@@ -92,6 +92,8 @@ class BestResponse:
         eta_answer, eta_challenger: top-fidelity values ``θ_{î,M}``, ``θ_{b̂,M}`` of the alternative; the
             other fidelities are ``clip(x, η − ζ, η + ζ)`` (:func:`alternative_means`).
         values: ``f(answer, b)`` for every arm ``b`` (``+inf`` at ``b = answer``).
+        projection: every arm's own projection point (``lo_j``; ``x_{j,M}`` for an arm that satisfies the
+            constraints), used by :func:`response_upper_bound`.
     """
 
     value: float
@@ -100,6 +102,7 @@ class BestResponse:
     eta_answer: float
     eta_challenger: float
     values: np.ndarray
+    projection: np.ndarray
 
 
 def _solve(pos: np.ndarray, dA: np.ndarray, dB: np.ndarray, A0: np.ndarray, B0: np.ndarray, hi: bool):
@@ -311,13 +314,14 @@ def best_response(
         z = zeta  # type: ignore[assignment]
     K = x.shape[0]  # type: ignore[union-attr]
     if K == 1:
-        return BestResponse(0.0, 0, -1, float(x[0, -1]), float("nan"), np.array([np.inf]))  # type: ignore[index]
+        x0 = float(x[0, -1])  # type: ignore[index]
+        return BestResponse(0.0, 0, -1, x0, float("nan"), np.array([np.inf]), np.array([x0]))
     pr = _Problem(w, x, z, sigma)  # type: ignore[arg-type]
 
     def evaluate(i: int) -> BestResponse:
         f, ei, eb = _answer(pr, i, sigma)
         b = int(np.argmin(f))
-        return BestResponse(float(f[b]), i, b, float(ei[b]) + pr.c, float(eb[b]) + pr.c, f)
+        return BestResponse(float(f[b]), i, b, float(ei[b]) + pr.c, float(eb[b]) + pr.c, f, pr.proj.lo + pr.c)
 
     if answer is not None:
         if not 0 <= int(answer) < K:
@@ -340,40 +344,40 @@ def best_response(
     return best
 
 
-def response_upper_bound(
-    w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: float, answer: int, challenger: int, eta: tuple[float, float]
-) -> float:
-    """A cheap upper bound on ``Z(w, x) = max_i min_{b≠i} f(i, b)`` from a (possibly stale) alternative.
+def response_upper_bound(w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: float, stale: BestResponse) -> float:
+    """A cheap upper bound on ``Z(w, x) = max_i min_{b≠i} f(i, b)`` from a (possibly stale) best response.
 
-    For the answer ``T`` (``answer``) and any ``η_B ≥ η_T``: ``min_b f(T, b) ≤ h_T(η_T) + h_B(η_B)`` with
-    ``B = challenger`` and ``(η_T, η_B) = eta``; for ``i ≠ T``: ``min_b f(i, b) ≤ f(i, T) ≤ h_i(x_{i,M}) +
-    h_T(max(x_{i,M}, x_{T,M}))``. Both are ``O(KM)``. MF-GRAD evaluates the exact statistic only when this
-    bound reaches the threshold, so its stopping time is exactly that of evaluating it after every
-    sample. Inputs are trusted (valid K×M float arrays, ``K ≥ 2``, ``eta[1] ≥ eta[0]``).
+    Every term is the cost of an admissible alternative at the current ``(w, x)``, built from the stale
+    one's points: for its answer ``T``, ``min_b f(T, b) ≤ h_T(η_T) + h_B(η_B)`` (``B``, ``η_B ≥ η_T`` the
+    stale challenger and alternative); for ``i ≠ T``, ``min_b f(i, b) ≤ h_i(e_i) + h_b(e_b)`` for any
+    ``b`` whose stale projection point ``e_b ≥ e_i`` (the cheapest such ``b`` is taken), or ``b = T`` at
+    ``max(e_i, e_T)``. ``O(K log K + KM)``. MF-GRAD evaluates the exact statistic only when this bound
+    reaches the threshold, so it stops exactly when evaluating the statistic after every sample would.
+    Inputs are trusted (valid K×M float arrays, ``K ≥ 2``).
 
     >>> w = np.array([[5.0, 5.0], [5.0, 5.0]]); x = np.array([[0.4, 0.5], [0.5, 0.6]]); z = np.array([0.1, 0.0])
     >>> r = best_response(w, x, z, 0.1)
-    >>> ub = response_upper_bound(w, x, z, 0.1, r.answer, r.challenger, (r.eta_answer, r.eta_challenger))
-    >>> bool(abs(ub - r.value) < 1e-12)
+    >>> bool(abs(response_upper_bound(w, x, z, 0.1, r) - r.value) < 1e-12)
     True
     """
     K = x.shape[0]
-    T, B = int(answer), int(challenger)
-    e_T, e_B = float(eta[0]), float(eta[1])
-    top = x[:, -1]
+    T, B = stale.answer, stale.challenger
+    e = stale.projection
     rows = np.array([T, B])
-    hTB = _h(w[rows], x[rows], zeta, np.array([e_T, e_B]))
-    ub = hTB[0] + hTB[1]
-    others = np.ones(K, dtype=bool)
-    others[T] = False
-    h_own = _h(w[others], x[others], zeta, top[others])
-    h_T = _h(
-        np.broadcast_to(w[T], (K - 1, w.shape[1])),
-        np.broadcast_to(x[T], (K - 1, w.shape[1])),
-        zeta,
-        np.maximum(top[others], top[T]),
-    )
-    return max(ub, float((h_own + h_T).max())) / (2.0 * sigma * sigma)
+    hTB = _h(w[rows], x[rows], zeta, np.array([stale.eta_answer, stale.eta_challenger]))
+    ub = float(hTB[0] + hTB[1])
+    h_e = _h(w, x, zeta, e)  # every arm at its stale projection point
+    order = np.argsort(-e, kind="stable")
+    before = np.empty(K)
+    before[0] = np.inf
+    np.minimum.accumulate(h_e[order][:-1], out=before[1:])  # cheapest arm ranked strictly higher
+    best_b = np.empty(K)
+    best_b[order] = before
+    eT = np.array([e[T]])
+    h_T = _h(w[T][None, :], x[T][None, :], zeta, np.maximum(e, eT[0]))  # arm T moved to max(e_i, e_T)
+    cand = h_e + np.minimum(best_b, h_T)
+    cand[T] = -np.inf
+    return max(ub, float(cand.max())) / (2.0 * sigma * sigma)
 
 
 def alternative_means(x: object, zeta: object, eta: float) -> np.ndarray:

@@ -114,8 +114,7 @@ def test_response_upper_bound_dominates_the_statistic():
     for trial in range(100):
         w, x, z = _random_problem(rng, inconsistent=trial % 2 == 0, zero_weights=False)
         stale = best_response(w * rng.uniform(0.5, 2, w.shape), x + rng.normal(0, 0.05, x.shape), z, 0.2)
-        hint = (stale.answer, stale.challenger, (stale.eta_answer, stale.eta_challenger))
-        assert response_upper_bound(w, x, z, 0.2, *hint) >= best_response(w, x, z, 0.2).value * (1 - 1e-12)
+        assert response_upper_bound(w, x, z, 0.2, stale) >= best_response(w, x, z, 0.2).value * (1 - 1e-12)
 
 
 @pytest.mark.parametrize(
