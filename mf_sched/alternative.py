@@ -26,12 +26,12 @@ alternatives, "≥" as in the authors' code). Let ``[lo_j, hi_j]`` be the set of
 * if ``hi_b ≥ lo_i`` the ordering constraint is slack and ``f(i, b) = v_i + v_b``;
 * otherwise it binds and ``f(i, b) = min_η h_i(η) + h_b(η)``, a one-dimensional convex problem.
 
-Both minimisations are solved exactly by sorting the breakpoints, evaluating the derivative at all of
-them with prefix sums, and interpolating linearly on the segment where it changes sign: ``O(M log M)``
-per problem, vectorised over arms and challengers (the digest's "faster, same answer" method, §2.2).
-On the root's segment the root is the fixed point ``η = Σ_active w·target / Σ_active w`` of the
-authors' code (their ``fixed_point_list``); we interpolate instead, which is exact and never divides by
-an empty active set.
+Both minimisations are solved exactly by sorting the breakpoints and evaluating the derivative at all
+of them with prefix sums: ``O(M log M)`` per problem, vectorised over arms and challengers (the digest's
+"faster, same answer" method, §2.2). On the segment where the derivative changes sign the root is the
+fixed point ``η = Σ_active w·target / Σ_active w`` of the authors' code (their ``fixed_point_list``),
+read off the prefix sums; it is clipped to its segment, and a flat segment (empty active set) is never
+divided by.
 
 **Answer level.** ``Z(w, x) = max_i min_{b≠i} f(i, b)`` (the authors' ``solve_stopping``: the maximum
 over all answers, digest A4). Evaluating every pair costs ``O(K² M log M)``; :func:`best_response`

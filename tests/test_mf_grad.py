@@ -197,3 +197,27 @@ def test_grad_ignores_lower_fidelities():
     r = run_policy(p, inst, seed=2)
     assert r.correct and p.counts[:, 0].tolist() == [1, 0, 0]
     assert r.recommendation.certified
+
+
+def test_glr_shortcut_stops_exactly_when_the_exact_statistic_would():
+    """The exact statistic is skipped while a cheap upper bound is below the threshold: same decisions,
+    same stopping time and answer as evaluating it after every sample."""
+    from mf_sched.alternative import best_response
+
+    class Exact(MFGrad):
+        name = "mf-grad"  # a test double, not registered
+
+        def _check_stop(self):
+            if self._identified >= 0 or self._n_zero > 0:
+                return
+            N, x = self._means()
+            r = best_response(N, x, self._z, self.sigma)
+            if r.value >= self.beta(N.sum()):
+                self._identified = r.answer
+
+    for inst in (misleading(), load_instance(shared_instance("poiani2024-4x5.json"))):
+        for seed in range(2):
+            a = policy_for("mf-grad", inst, delta=0.05)
+            b = Exact(inst.K, inst.ladder, noise=inst.policy_noise, delta=0.05)
+            assert pulls(a, inst, seed) == pulls(b, inst, seed)
+            assert a.done and b.done and a.recommendation() == b.recommendation()
