@@ -47,8 +47,8 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
 * A6 **the authors' single-fidelity bug is not reproduced**: their pair solver returns "no value" when
   the ordering constraint is slack, which with ``M = 1`` makes the statistic pick a wrong answer
   (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 gave arm 2 with 2.025). Here a slack pair is
-  worth ``v_i + v_b`` exactly (:mod:`mf_sched.alternative`); that case gives arm 1 (0-based 0) with
-  0.025 (tested).
+  worth ``v_i + v_b`` exactly (:mod:`mf_sched.alternative`); that case gives the first arm with 0.025
+  (tested).
 * A7 gradient components: ``gradient="useful"`` (default, the code) zeroes, for ``m < M``, the
   components along which the constraint pushes the wrong way (``θ*_{b,M} ≤ µ̂_{b,m} + ζ_m`` for the
   challenger, ``θ*_{i,M} ≥ µ̂_{i,m} − ζ_m`` for the answer); they are 0 anyway once ``µ̂ ∈ M_MF``.
@@ -62,8 +62,11 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
   pulls handed out including the current one (the code's ``t`` when there is one worker).
 
 **Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.alternative`:
-``O(K M log M)`` per gradient step and per GLR evaluation when ``µ̂`` satisfies the constraints (the
-paper's ``O(K² M²)`` bound is the worst case, reached only while many arms are inconsistent).
+``O(K M log M)`` per gradient step when ``µ̂`` satisfies the constraints (the paper's ``O(K² M²)`` is
+the worst case, approached only while many arms are inconsistent). After each observation the exact
+GLR statistic is computed only when an ``O(K log K + KM)`` upper bound built from the last exact
+solution (:func:`mf_sched.alternative.response_upper_bound`) reaches the threshold, so the stopping
+time and answer are exactly those of evaluating it every time (tested) at a fraction of the cost.
 
 **Parallel workers** (``W`` outstanding pulls; digest §7.6): every ``ask`` takes one gradient step and
 tracks ``Cum − (N + pending)``, where *pending* counts the pulls handed out and not yet told, so ``W``
