@@ -590,7 +590,7 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
 
 
 @dataclass
@@ -799,3 +799,70 @@ def tang2024_instance(name: str) -> ConstrainedInstance:
             r, c, [1.0], noise, name=name, source=f"stand-in for {name[:2]} of {src}, Fig. 2 (random, not the paper's)"
         )
     raise ValueError(f"unknown instance {name!r}; accepted: {', '.join(TANG2024_INSTANCES)}")
+
+
+# ---------------------------------------------------------------------------------------------- command line
+def cli_simulate(args: Any) -> int:
+    """``mf-sched simulate`` for a constrained instance file (called by :mod:`mf_sched.cli`)."""
+    import sys
+    import warnings
+
+    from mf_sched.instance import AssumptionWarning
+    from mf_sched.registry import get_policy
+
+    cls = get_policy(args.policy)
+    if cls.objective != "mixture":
+        raise ValueError(
+            f"{args.instance} is a constrained instance; policy {args.policy!r} does not solve it "
+            "(use a mixture policy: sfsr, uslp)"
+        )
+    if args.semantics != "independent":
+        raise ValueError("--semantics resumable does not apply to constrained (single-fidelity) instances")
+    params = dict(args.param)
+    if "pull_budget" not in params:
+        raise ValueError("constrained instances need the budget N: pass --param pull_budget=N")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", AssumptionWarning)
+        instance = load_constrained_instance(args.instance)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    N = params.pop("pull_budget")
+    s = run_many_constrained(
+        args.policy,
+        instance,
+        pull_budget=N,
+        runs=args.runs,
+        seed=args.seed,
+        params=params,
+        budget=args.budget,
+        workers=args.workers,
+        completion=args.completion,
+        max_pulls=args.max_pulls,
+        n_jobs=None if args.jobs == 0 else max(1, args.jobs),
+        progress=not args.no_progress,
+    )
+    d = s.to_dict(per_run=args.per_run)
+    if args.json:
+        print(json.dumps(d, indent=1))
+        return 0
+    lo, hi = s.error_ci95
+    rows = [
+        ("policy", f"{s.policy} {params}" if params else s.policy),
+        ("instance", f"{instance.name} (K={instance.K}, L={instance.L}, {instance.noise.kind})"),
+        ("optimum", str(instance.optimum)),
+        ("optimal support", list(instance.optimum.support)),
+        ("assumption 1", instance.assumption.summary()),
+        ("runs", s.runs),
+        ("pull budget N", N),
+        ("error rate", f"{s.error_rate:.4f} (95% Wilson [{lo:.4f}, {hi:.4f}])"),
+        ("'infeasible' answers", f"{s.infeasible_rate:.4f}"),
+        ("pulls used (mean, max)", f"{s.pulls_mean:.1f}, {s.pulls_max}"),
+        ("regret of the mixture", f"{s.regret_mean:.6g}"),
+        ("violates a constraint", f"{s.violation_rate:.4f}"),
+        ("stop reasons", s.stop_reasons),
+        ("answers (support: count)", dict(list(s.outputs.items())[:5])),
+    ]
+    w = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k:<{w}}  {v}")
+    return 0

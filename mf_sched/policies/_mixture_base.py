@@ -98,6 +98,7 @@ class MixturePolicy(RoundPolicy):
     # ----------------------------------------------------------------------------- observations
     def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
         K0 = self.n_arms
+        values = values.reshape(arms.size, self.value_width)  # L = 0: scalar rewards
         self._n += np.bincount(arms, minlength=K0)
         for j in range(self.value_width):
             self._vsum[:, j] += np.bincount(arms, weights=values[:, j], minlength=K0)
