@@ -48,7 +48,14 @@ from scipy import stats
 
 from mf_sched.instance import _pos_float, read_instance_json
 from mf_sched.ladder import FidelityLadder
-from mf_sched.mixture import AssumptionCheck, Mixture, check_assumption, check_problem, solve_mixture_lp
+from mf_sched.mixture import (
+    AssumptionCheck,
+    Mixture,
+    check_assumption,
+    check_problem,
+    json_number,
+    solve_mixture_lp,
+)
 from mf_sched.noise import NoiseModel, SubGaussian
 from mf_sched.policy import Policy
 from mf_sched.simulate import RunResult, run_many, run_policy
@@ -471,8 +478,7 @@ class ConstrainedRunResult:
     wall_time: float
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return None if not math.isfinite(x) else float(x)
+        num = json_number
 
         return {
             "policy": self.policy,
@@ -616,8 +622,7 @@ class ConstrainedSummary:
     results: list[ConstrainedRunResult] = field(default_factory=list)
 
     def to_dict(self, per_run: bool = False) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return None if not math.isfinite(x) else float(x)
+        num = json_number
 
         d: dict[str, Any] = {
             "policy": self.policy,

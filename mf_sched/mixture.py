@@ -84,6 +84,11 @@ MAX_BASES = 5_000_000
 
 
 # ---------------------------------------------------------------------------------------------- problem
+def json_number(x: float | None) -> float | None:
+    """``x`` as a JSON-safe float (None for None, NaN and ±inf)."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
 def check_problem(rewards: Any, costs: Any, thresholds: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate (rewards (K,), costs (K, L), thresholds (L,)) and return them as float arrays.
 
@@ -275,8 +280,7 @@ class Mixture:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe description (``arm_labels`` become ``labels`` of the support's arms)."""
 
-        def num(x: float) -> float | None:
-            return None if not math.isfinite(x) else float(x)
+        num = json_number
 
         d: dict[str, Any] = {
             "feasible": self.feasible,
@@ -549,8 +553,7 @@ class AssumptionCheck:
         return "Assumption 1 fails: " + "; ".join(why) + " (the support is not identifiable)"
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float) -> float | None:
-            return None if not math.isfinite(x) else float(x)
+        num = json_number
 
         return {
             "ok": self.ok,

@@ -48,7 +48,14 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from mf_sched.mixture import _candidate_bases, _solve_bases, _standard_form, check_assumption, check_problem
+from mf_sched.mixture import (
+    _candidate_bases,
+    _solve_bases,
+    _standard_form,
+    check_assumption,
+    check_problem,
+    json_number,
+)
 
 __all__ = ["Hardness", "hardness", "delta0_sq", "basis_gap_sq", "simplex_grid"]
 
@@ -68,12 +75,15 @@ def simplex_grid(m: int, resolution: int) -> np.ndarray:
     return np.column_stack([a, resolution - a.sum(axis=1)]) / resolution
 
 
-def _scaled(rewards: Any, costs: Any, thresholds: Any, sigma_reward: float, sigma_cost: Any):
+def _scaled(rewards: Any, costs: Any, thresholds: Any, sigma_reward: float, sigma_cost: Any, known: Any = ()):
+    """(r/σ_r, c/σ_c, c̄/σ_c, known-arm mask): in these units every σ is 1."""
     r, c, t = check_problem(rewards, costs, thresholds)
+    kn = np.zeros(r.size, dtype=bool)
+    kn[list(known)] = True
     sc = np.broadcast_to(np.asarray(sigma_cost, dtype=float), (t.size,))
     if not (sigma_reward > 0 and np.all(sc > 0)):
         raise ValueError("sigma_reward and sigma_cost must be > 0")
-    return r / sigma_reward, c / sc, t / sc
+    return r / sigma_reward, c / sc, t / sc, kn
 
 
 def _G(vectors: np.ndarray, known: np.ndarray) -> float:
@@ -109,10 +119,8 @@ def delta0_sq(
     >>> round(delta0_sq([1.0, 0.0], [[1.5], [0.5]], [1.0], sigma_cost=0.5), 6)   # I* = {0, 1}
     1.0
     """
-    r, c, t = _scaled(rewards, costs, thresholds, 1.0, sigma_cost)
+    r, c, t, kn = _scaled(rewards, costs, thresholds, 1.0, sigma_cost, known)
     K, L = c.shape
-    kn = np.zeros(K, dtype=bool)
-    kn[list(known)] = True
     if support is None:
         opt = check_assumption(r, c, t).optimum
         if not opt.feasible:
@@ -257,10 +265,8 @@ def basis_gap_sq(
     >>> round(basis_gap_sq([0, 3], [0.5, 1.0, 0.3], [[0.5], [1.5], [0.9]], [1.0]), 4)
     0.125
     """
-    r, c, t = _scaled(rewards, costs, thresholds, sigma_reward, sigma_cost)
+    r, c, t, kn = _scaled(rewards, costs, thresholds, sigma_reward, sigma_cost, known)
     K, L = c.shape
-    kn = np.zeros(K, dtype=bool)
-    kn[list(known)] = True
     if support is None:
         support = check_assumption(r, c, t).optimum.support
     return _basis_gap(tuple(sorted(J)), r, c, t, kn, tuple(support), resolution, refine)[1]
@@ -352,8 +358,7 @@ class Hardness:
         return a + b
 
     def to_dict(self) -> dict[str, Any]:
-        def num(x: float | None) -> float | None:
-            return None if x is None or not math.isfinite(x) else float(x)
+        num = json_number
 
         return {
             "optimal_support": list(self.optimal_support),
@@ -383,13 +388,11 @@ def hardness(
     ``refine_per_arm``: for each index ``a``, the bases with the smallest grid values among those
     containing ``a`` that are refined locally (the others keep their grid value, an upper bound).
     """
-    r, c, t = _scaled(rewards, costs, thresholds, sigma_reward, sigma_cost)
+    r, c, t, kn = _scaled(rewards, costs, thresholds, sigma_reward, sigma_cost, known)
     K, L = c.shape
     chk = check_assumption(r, c, t)
     if not chk.feasible or not chk.ok:
         raise ValueError(f"the gaps need Assumption 1: {chk.summary()}")
-    kn = np.zeros(K, dtype=bool)
-    kn[list(known)] = True
     I = chk.optimum.support
     bases = _candidate_bases(K + L, L + 1, None)
     _, A, b = _standard_form(r, c, t)
