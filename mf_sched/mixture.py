@@ -356,15 +356,42 @@ def _candidate_bases(n_cols: int, m: int, columns: np.ndarray | None) -> np.ndar
     return cols[_combinations(int(cols.size), m)]
 
 
+def _det3(a: list[list[np.ndarray]]) -> np.ndarray:
+    return (
+        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+        - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+        + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+    )
+
+
 def _solve_bases(A: np.ndarray, b: np.ndarray, bases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(ok, x)``: ``ok[i]`` when ``A[:, bases[i]]`` is non-singular; ``x[i] = A_J^{-1} b`` there."""
+    """``(ok, x)``: ``ok[i]`` when ``A[:, bases[i]]`` is non-singular; ``x[i] = A_J^{-1} b`` there.
+
+    1×1 to 3×3 (L ≤ 2) by Cramer's rule on whole columns of the stack (about ten times faster than
+    ``numpy.linalg`` on many tiny matrices); larger ones with ``numpy.linalg.solve``."""
     n, m = bases.shape
     x = np.full((n, m), np.nan)
     if n == 0:
         return np.zeros(0, dtype=bool), x
-    M = np.moveaxis(A[:, bases], 1, 0)  # (n, m, m): M[i] = A_{J_i}
+    G = A[:, bases]  # G[r, i, j] = A[r, bases[i, j]]
+    scale = np.sqrt((G * G).sum(axis=0)).prod(axis=1)  # product of the column norms (Hadamard bound)
+    if m <= 3:
+        a = [[G[r, :, j] for j in range(m)] for r in range(m)]
+        bcol = [np.full(n, b[r]) for r in range(m)]
+        if m == 1:
+            det, nums = a[0][0], [bcol[0]]
+        elif m == 2:
+            det = a[0][0] * a[1][1] - a[0][1] * a[1][0]
+            nums = [b[0] * a[1][1] - a[0][1] * b[1], a[0][0] * b[1] - b[0] * a[1][0]]
+        else:
+            det = _det3(a)
+            nums = [_det3([[bcol[r] if j == k else a[r][j] for j in range(3)] for r in range(3)]) for k in range(3)]
+        ok = np.abs(det) > SINGULAR_TOL * scale
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x[ok] = np.stack(nums, axis=1)[ok] / det[ok, None]
+        return ok, x
+    M = np.moveaxis(G, 1, 0)
     det = np.linalg.det(M)
-    scale = np.prod(np.linalg.norm(M, axis=1), axis=1)
     ok = np.abs(det) > SINGULAR_TOL * scale
     if ok.any():
         Mo = M[ok]

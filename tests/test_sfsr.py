@@ -317,3 +317,30 @@ def test_lagrangian_cost_scale_is_unit_invariant_by_default(small):
         a = run_constrained(make("sfsr", small, N=400, **kw), small, seed=5)
         b = run_constrained(make("sfsr", scaled, N=400, **kw), scaled, seed=5)
         assert a.output.support == b.output.support
+
+
+@pytest.mark.parametrize("name, kw", VARIANTS, ids=IDS)
+def test_sufficient_statistics_path_matches_the_protocol(name, kw, small):
+    """fast=True draws each round's totals (exact in law): same schedule and pulls, the same answers on a
+    nearly noise-free instance, and error rates that agree with the per-pull path."""
+    quiet = ConstrainedInstance(
+        small.rewards, small.costs, small.thresholds, {"kind": "gaussian", "sigma_reward": 1e-9, "sigma_cost": 1e-9}
+    )
+    for seed in range(3):
+        a = run_constrained(make(name, quiet, N=600, seed=seed, **kw), quiet, seed=seed, fast=True)
+        b = run_constrained(make(name, quiet, N=600, seed=seed, **kw), quiet, seed=seed)
+        assert a.output.support == b.output.support == quiet.optimum.support and a.n_pulls == b.n_pulls
+    p = make(name, small, N=600, seed=0, **kw)
+    run_constrained(p, small, seed=0, fast=True)
+    assert p.counts.sum() == p.n_pulls and p.cost == p.n_pulls and p.done
+    noisy = ConstrainedInstance(
+        small.rewards, small.costs, small.thresholds, {"kind": "gaussian", "sigma_reward": 1.0, "sigma_cost": 0.5}
+    )
+    n = 200
+    f = run_many_constrained(name, noisy, pull_budget=300, runs=n, seed=1, params=kw, progress=False, fast=True)
+    s = run_many_constrained(name, noisy, pull_budget=300, runs=n, seed=2, params=kw, progress=False)
+    pool = (f.error_rate + s.error_rate) / 2
+    assert 0.05 < pool < 0.95  # a budget where errors happen, so the comparison has power
+    assert abs(f.error_rate - s.error_rate) < 3.3 * math.sqrt(2 * pool * (1 - pool) / n)
+    with pytest.raises(ValueError, match="fast=True"):
+        run_constrained(make(name, small, **kw), small, fast=True, budget=10.0)
