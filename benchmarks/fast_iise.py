@@ -20,7 +20,8 @@ reach it, through :meth:`mf_sched.policies.iise.IISE.record_rounds`:
    ``x_s/2 = (threshold(s) − G)/2`` (``G`` = the largest true-mean gap among active arms at this
    fidelity). For bounded noise (Yahtzee's truncated Gaussian: errors within ±a) this is impossible
    while ``x_s > 2a``; beyond, Hoeffding (or the Gaussian tail) bounds it by
-   ``2|S| exp(−s x_s² / (8σ²))``, summed over the remaining rounds. When the total is ≤ ``tol``
+   ``2|S| exp(−s x_s² / (8σ²))``, summed over the remaining rounds (on a geometric grid of segments,
+   each bounded with its smallest ``x``). When the total is ≤ ``tol``
    (default 1e-12) the runner records the whole rest of the phase at once. The phase's samples never
    enter a decision (nothing is eliminated and IISE discards them at the switch), so the run's
    decisions, cost and answer follow the exact distribution up to a total-variation error ≤ ``tol``
@@ -42,11 +43,13 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from mf_sched._progress import Progress
 from mf_sched.instance import Instance
 from mf_sched.policies.iise import IISE
-from mf_sched.simulate import RunResult, run_policy
+from mf_sched.registry import get_policy
+from mf_sched.simulate import RunResult, Summary, policy_for, run_policy, summarize
 
-__all__ = ["run_iise_fast", "phase_skip_bound", "FastStats"]
+__all__ = ["run_iise_fast", "run_many_fast", "phase_skip_bound", "FastStats"]
 
 _MARGIN = 1e-9
 
@@ -110,9 +113,20 @@ def phase_skip_bound(policy: IISE, instance: Instance) -> float:
                 else:
                     a = mid
         lo = b
-    c = x_end**2 / (8.0 * sigma**2)
-    log_tv = math.log(2.0 * idx.size) - lo * c - math.log1p(-math.exp(-c)) if c > 0 else math.inf
-    return math.exp(log_tv) if log_tv < 700 else math.inf
+    # rounds [a, b] of a geometric grid: x_s ≥ x_b there (thresholds decrease), so the union bound over
+    # the rounds of the segment is 2|S| Σ_{s≥a} exp(−s c_b) = 2|S| exp(−a c_b)/(1 − exp(−c_b))
+    total = 0.0
+    a = lo
+    while a <= t_end:
+        b = min(2 * a, t_end)
+        r = (float(thr(b)[0]) - G) / (math.sqrt(8.0) * sigma)
+        c = r * r  # may overflow to inf (no noise): then the segment contributes 0
+        if not c > 0:
+            return math.inf
+        log_term = math.log(2.0 * idx.size) - a * c - math.log1p(-math.exp(-c))
+        total += math.exp(log_term) if log_term < 700 else math.inf
+        a = b + 1
+    return total
 
 
 def _skip_sums(instance: Instance, idx: np.ndarray, m: int, n: int, rng: np.random.Generator) -> tuple[Any, Any]:
@@ -203,3 +217,44 @@ def run_iise_fast(
             policy.tell_batch(pulls, [x[k, order[p.arm]] for p in pulls])
             st.told_rounds += 1
     return run_policy(policy, instance, seed=rng)
+
+
+def _fast_job(args: tuple[Any, ...]) -> RunResult:
+    name, instance, params, delta, ss = args
+    pol_seed, obs_seed = ss.spawn(2)
+    policy = policy_for(name, instance, delta=delta, seed=int(pol_seed.generate_state(1, dtype=np.uint32)[0]), **params)
+    return run_iise_fast(policy, instance, seed=obs_seed)
+
+
+def run_many_fast(
+    name: str,
+    instance: Instance,
+    *,
+    runs: int,
+    delta: float,
+    seed: int = 0,
+    params: dict[str, Any] | None = None,
+    n_jobs: int = 1,
+    progress: bool = True,
+) -> Summary:
+    """:func:`mf_sched.run_many` for IISE-family policies, through :func:`run_iise_fast` (same seeding
+    scheme: one ``SeedSequence(seed)`` child per run, split into policy and observation seeds)."""
+    if not issubclass(get_policy(name), IISE):
+        raise ValueError(f"{name!r} is not an IISE-family policy; use mf_sched.run_many")
+    jobs = [(name, instance, dict(params or {}), delta, ss) for ss in np.random.SeedSequence(seed).spawn(runs)]
+    results: list[RunResult] = []
+    with Progress(runs, f"{name} x{runs}", progress) as bar:
+        if n_jobs <= 1:
+            for j in jobs:
+                results.append(_fast_job(j))
+                bar.update()
+        else:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=n_jobs) as ex:
+                for r in ex.map(_fast_job, jobs):
+                    results.append(r)
+                    bar.update()
+    for i, r in enumerate(results):
+        r.seed = i
+    return summarize(results, instance, delta=delta, keep_results=False)

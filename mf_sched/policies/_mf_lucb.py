@@ -162,8 +162,8 @@ class MFLUCB(RoundPolicy):
         """``β(N_k^(m), t, δ)`` for every (arm, fidelity) (``inf`` without samples); Eq. 4 via
         :func:`mf_sched.confidence.wang_beta`, evaluated as ``β(1, t, δ)/√N`` (one log per round)."""
         c = float(wang_beta(1, t, self.delta, self.L, self.sigma))
-        with np.errstate(divide="ignore"):
-            return c / np.sqrt(self._counts)
+        n = self._counts
+        return np.where(n > 0, c / np.sqrt(np.maximum(n, 1)), np.inf)
 
     def bounds(self, t: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(UCB_k, LCB_k)`` of Eq. 5 for every arm at round ``t`` (default: the round being decided)."""

@@ -98,8 +98,7 @@ class LUCBExploreA(PriorBoundsMixin, MFLUCB):
         """The fidelity UCB index of arm ``k`` for every fidelity (``inf`` where it has no sample)."""
         n = self._counts[k]
         c = float(ucb1_bonus(1, max(int(n.sum()), 1), self.sigma))  # 2σ√(2 log N_k), divided by √N_k^(m) below
-        with np.errstate(divide="ignore", invalid="ignore"):
-            f = (self.delta_hat(k) + c / np.sqrt(n)) / self._sqrt_lam
+        f = (self.delta_hat(k) + c / np.sqrt(np.maximum(n, 1))) / self._sqrt_lam
         return np.where(n > 0, f, np.inf)
 
     def _explore(self, k: int, t: int) -> list[int]:
