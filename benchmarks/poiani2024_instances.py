@@ -6,7 +6,8 @@ cost divided by the instance's lower bound — both Wang et al.'s Thm 3.1 bound 
 the tight characteristic-time bound ``C*·log(1/δ)`` of Poiani et al. 2024 (values from the MF-GRAD digest
 §2.6; MF-GRAD itself is another issue).
 
-Policies: ``se``; ``iise`` as in Poiani et al. 2022 (theory radius); ``iise`` with ``radius="practical"``
+Policies: ``se``; ``iise`` as in Poiani et al. 2022 (theory radius), also on the fidelities where Assumption
+1 holds (``fidelities="hull"``; 4x5 and mu2 violate it at fidelity 2); ``iise`` with ``radius="practical"``
 — the IISE baseline as configured in the code of Poiani et al. 2024 (digest A14), the one their numbers
 (185 on 4x5, 2063 on 5x2, 10 runs) come from; ``mfe`` (c = 0.1); ``lucb-highest``; ``lucb-explore-c``;
 ``lucb-explore-a`` / ``-b`` with the true top-two means as prior bounds (and µ̃1 = 0.6, µ̃2 = 0.5 on the
@@ -62,7 +63,7 @@ AUTHORS = {
     "mu3": {"IISE (30 runs)": "85.2 (15.7)", "MF-GRAD lr 0.25 (30 runs)": "53.5 (18.8)"},
     "lucb-nonstop": {"LUCB fidelity 2 only": "stops after 69k-93k samples", "EXPLORE-A/B": "never stop"},
 }
-FAST = {"iise", "iise-practical", "mfe"}
+FAST = {"iise", "iise-practical", "iise-hull", "mfe"}
 
 
 def _policies(inst_name: str, top: np.ndarray, quick: bool) -> list[tuple[str, str, dict[str, Any], float | None]]:
@@ -78,6 +79,7 @@ def _policies(inst_name: str, top: np.ndarray, quick: bool) -> list[tuple[str, s
         ("se", "se", {}, None),
         ("iise", "iise", {}, None),
         ("iise-practical", "iise", {"radius": "practical"}, None),
+        ("iise-hull", "iise", {"fidelities": "hull"}, None),
         ("mfe", "mfe", {"c": 0.1}, None),
         ("lucb-highest", "lucb-highest", {}, cap_lucb),
         ("lucb-explore-c", "lucb-explore-c", {}, cap_lucb),

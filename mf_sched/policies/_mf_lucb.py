@@ -60,7 +60,7 @@ from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded
 from mf_sched.policy import Recommendation, RoundPolicy, argmax_random, check_delta
 
-__all__ = ["MFLUCB", "PriorBoundsMixin"]
+__all__ = ["MFLUCB", "PriorBoundsLUCB"]
 
 
 class MFLUCB(RoundPolicy):
@@ -248,13 +248,25 @@ class MFLUCB(RoundPolicy):
         return d
 
 
-class PriorBoundsMixin:
-    """The prior bounds of EXPLORE-A/B (Wang et al. §3.2.2): ``µ̃1 ≥ µ_1^(M)`` and ``µ̃2 ≤ µ_2^(M)``."""
+class PriorBoundsLUCB(MFLUCB):
+    """LUCB whose EXPLORE needs the prior bounds of Wang et al. §3.2.2 (EXPLORE-A and EXPLORE-B):
+    ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (best arm's true mean) and ``mu2_lower`` = µ̃2 ≤ µ_2^(M) (second best's)."""
 
-    mu1_upper: float
-    mu2_lower: float
-
-    def _check_priors(self, mu1_upper: Any, mu2_lower: Any) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        ladder: FidelityLadder,
+        *,
+        mu1_upper: float,
+        mu2_lower: float,
+        delta: float = 0.05,
+        L: float | None = None,
+        t_mode: str = "round",
+        max_rounds: int | None = 10_000_000,
+        noise: Any = None,
+        budget: float | None = None,
+        seed: int | None = None,
+    ) -> None:
         vals = []
         for name, v in (("mu1_upper", mu1_upper), ("mu2_lower", mu2_lower)):
             try:
@@ -270,14 +282,27 @@ class PriorBoundsMixin:
                 "arm's true mean and a lower bound on the second best's)"
             )
         self.mu1_upper, self.mu2_lower = vals
+        super().__init__(
+            n_arms,
+            ladder,
+            delta=delta,
+            L=L,
+            t_mode=t_mode,
+            max_rounds=max_rounds,
+            noise=noise,
+            budget=budget,
+            seed=seed,
+        )
+
+    def _explore_config(self) -> dict[str, Any]:
+        return {"mu1_upper": self.mu1_upper, "mu2_lower": self.mu2_lower}
 
     def delta_hat(self, k: int) -> np.ndarray:
         """Online ancillary gaps ``Δ̂_k^(m)`` (§3.2.2) with the round's leader in place of arm 1."""
-        mu = self._sums[k] / np.maximum(self._counts[k], 1)  # type: ignore[attr-defined]
-        z = self._zeta  # type: ignore[attr-defined]
-        if k == self._leader:  # type: ignore[attr-defined]
-            return (mu - z) - self.mu2_lower
-        return self.mu1_upper - (mu + z)
+        mu = self._sums[k] / np.maximum(self._counts[k], 1)
+        if k == self._leader:
+            return (mu - self._zeta) - self.mu2_lower
+        return self.mu1_upper - (mu + self._zeta)
 
     @classmethod
     def example_params(cls, instance: Any) -> dict[str, Any]:

@@ -217,7 +217,7 @@ def check_assumption1(costs: Sequence[float], bias: Sequence[float], *, name: st
     for m in range(1, M):
         if xi[m] >= xi[m - 1] and m not in viol:
             viol.append(m)
-    slopes = tuple(slope(m, m + 1) for m in range(M - 1))
+    slopes = tuple(float(slope(m, m + 1)) for m in range(M - 1))
     return Assumption1Report(
         holds=not viol, slopes=slopes, violations=tuple(sorted(viol)), hull=hull_fidelities(costs, bias), bias=name
     )
@@ -472,28 +472,23 @@ class IISE(RoundPolicy):
     # ------------------------------------------------------------------ answers and status
     def _recommend(self) -> Recommendation:
         idx = np.flatnonzero(self._active)
-        details = {"phase": self._phase, "rounds_in_phase": self._t}
-        if self._stop_arm >= 0:
-            return Recommendation(
-                arm=self._stop_arm,
-                certified=True,
-                reason="identified",
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                delta=self.delta,
-                details={**details, "epsilon": self.epsilon, "n_active": int(idx.size)},
-            )
-        if self._finished and idx.size == 1:
-            return Recommendation(
-                arm=int(idx[0]),
-                certified=True,
-                reason="identified",
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                delta=self.delta,
-                details=details,
-            )
-        return self._empirical_recommendation(certified=False, reason=self._default_reason(), arms=idx, **details)
+        details: dict[str, Any] = {"phase": self._phase, "rounds_in_phase": self._t}
+        if self._stop_arm >= 0:  # ε-stop: ε-optimal with probability ≥ 1 − δ
+            arm = self._stop_arm
+            details.update(epsilon=self.epsilon, n_active=int(idx.size))
+        elif self._finished and idx.size == 1:
+            arm = int(idx[0])
+        else:
+            return self._empirical_recommendation(certified=False, reason=self._default_reason(), arms=idx, **details)
+        return Recommendation(
+            arm=arm,
+            certified=True,
+            reason="identified",
+            cost=self.cost,
+            n_pulls=self.n_pulls,
+            delta=self.delta,
+            details=details,
+        )
 
     def _describe(self) -> dict[str, Any]:
         d = super()._describe()

@@ -35,13 +35,10 @@ Example (the Table 1 instance of Wang et al., Bernoulli rewards):
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from mf_sched.confidence import ucb1_bonus
-from mf_sched.ladder import FidelityLadder
-from mf_sched.policies._mf_lucb import MFLUCB, PriorBoundsMixin
+from mf_sched.policies._mf_lucb import PriorBoundsLUCB
 from mf_sched.policy import argmax_random
 from mf_sched.registry import register
 
@@ -49,7 +46,7 @@ __all__ = ["LUCBExploreA"]
 
 
 @register
-class LUCBExploreA(PriorBoundsMixin, MFLUCB):
+class LUCBExploreA(PriorBoundsLUCB):
     """LUCB (Wang et al. 2023, Alg. 1) with EXPLORE-A (Alg. 2). See the module docstring.
 
     Args:
@@ -62,37 +59,6 @@ class LUCBExploreA(PriorBoundsMixin, MFLUCB):
     paper = "Wang, Wu, Chen, Lui 2023 (NeurIPS), Multi-Fidelity MAB Revisited, Alg. 1 + EXPLORE-A (Alg. 2)"
     summary = "LUCB over arms, a UCB over fidelities per explored arm (needs prior bounds mu1_upper, mu2_lower)"
     explore_name = "EXPLORE-A (UCB over fidelities)"
-
-    def __init__(
-        self,
-        n_arms: int,
-        ladder: FidelityLadder,
-        *,
-        mu1_upper: float,
-        mu2_lower: float,
-        delta: float = 0.05,
-        L: float | None = None,
-        t_mode: str = "round",
-        max_rounds: int | None = 10_000_000,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self._check_priors(mu1_upper, mu2_lower)
-        super().__init__(
-            n_arms,
-            ladder,
-            delta=delta,
-            L=L,
-            t_mode=t_mode,
-            max_rounds=max_rounds,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
-
-    def _explore_config(self) -> dict[str, Any]:
-        return {"mu1_upper": self.mu1_upper, "mu2_lower": self.mu2_lower}
 
     def f_ucb(self, k: int) -> np.ndarray:
         """The fidelity UCB index of arm ``k`` for every fidelity (``inf`` where it has no sample)."""

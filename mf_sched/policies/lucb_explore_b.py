@@ -45,15 +45,14 @@ from typing import Any
 import numpy as np
 
 from mf_sched.confidence import wang_beta
-from mf_sched.ladder import FidelityLadder
-from mf_sched.policies._mf_lucb import MFLUCB, PriorBoundsMixin
+from mf_sched.policies._mf_lucb import PriorBoundsLUCB
 from mf_sched.registry import register
 
 __all__ = ["LUCBExploreB"]
 
 
 @register
-class LUCBExploreB(PriorBoundsMixin, MFLUCB):
+class LUCBExploreB(PriorBoundsLUCB):
     """LUCB (Wang et al. 2023, Alg. 1) with EXPLORE-B (Alg. 2). See the module docstring.
 
     Args:
@@ -66,42 +65,11 @@ class LUCBExploreB(PriorBoundsMixin, MFLUCB):
     paper = "Wang, Wu, Chen, Lui 2023 (NeurIPS), Multi-Fidelity MAB Revisited, Alg. 1 + EXPLORE-B (Alg. 2)"
     summary = "LUCB over arms; sweep all fidelities until one is provably good, then commit (needs mu1/mu2 priors)"
     explore_name = "EXPLORE-B (explore then commit)"
-    _state_attrs = MFLUCB._state_attrs + ("_committed", "_swept")
-
-    def __init__(
-        self,
-        n_arms: int,
-        ladder: FidelityLadder,
-        *,
-        mu1_upper: float,
-        mu2_lower: float,
-        delta: float = 0.05,
-        L: float | None = None,
-        t_mode: str = "round",
-        max_rounds: int | None = 10_000_000,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self._check_priors(mu1_upper, mu2_lower)
-        super().__init__(
-            n_arms,
-            ladder,
-            delta=delta,
-            L=L,
-            t_mode=t_mode,
-            max_rounds=max_rounds,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
+    _state_attrs = PriorBoundsLUCB._state_attrs + ("_committed", "_swept")
 
     def _init_explore(self) -> None:
         self._committed = np.full(self.n_arms, -1, dtype=np.int64)
         self._swept = np.zeros(0, dtype=np.int64)
-
-    def _explore_config(self) -> dict[str, Any]:
-        return {"mu1_upper": self.mu1_upper, "mu2_lower": self.mu2_lower}
 
     @property
     def committed(self) -> np.ndarray:

@@ -20,8 +20,8 @@ Example:
     >>> from mf_sched import FidelityLadder
     >>> from mf_sched.policies.mfe import MFE
     >>> p = MFE(n_arms=3, ladder=FidelityLadder([1.0, 10.0], [0.2, 0.0]), delta=0.1, c=0.1)
-    >>> p.thresholds.tolist()   # α = c·ξ
-    [0.020000000000000004, 0.0]
+    >>> p.thresholds.round(6).tolist(), p.phase_lengths   # α = c·ξ: a long first phase
+    ([0.02, 0.0], [644673, None])
 """
 
 from __future__ import annotations
