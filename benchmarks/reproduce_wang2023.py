@@ -15,7 +15,8 @@ per pull here, so the default run counts are below the paper's 100 trials; every
 stored. ``--quick`` is a CI-size check.
 
     python benchmarks/reproduce_wang2023.py --quick      # Fig. 1a at 2 δ and Table 3 cases 1, 4; 2 runs each
-    python benchmarks/reproduce_wang2023.py --runs 10 --runs-1b 2 --jobs 2
+    python benchmarks/reproduce_wang2023.py --runs 10 --runs-true 5 --runs-1b 1 --jobs 2   # the defaults
+    python benchmarks/reproduce_wang2023.py --runs 100 --runs-true 100 --runs-1b 100       # the paper's sizes
 
 Writes ``benchmarks/results/wang2023.json`` (+ ``.png``).
 """
@@ -111,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few runs of a few points")
     ap.add_argument("--runs", type=int, default=10, help="runs per Fig. 1a point and Table 3 cell (paper: 100)")
-    ap.add_argument("--runs-1b", type=int, default=2, help="runs per Fig. 1b point (≈1.5e6 pulls each)")
+    ap.add_argument("--runs-true", type=int, default=5, help="runs per Table 3 cell with the true priors")
+    ap.add_argument("--runs-1b", type=int, default=1, help="runs per Fig. 1b point (≈1.5e6 pulls each)")
     ap.add_argument("--deltas-1b", type=float, nargs="+", default=[0.05, 0.25], help="δ values for Fig. 1b")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
@@ -150,9 +152,10 @@ def main(argv: list[str] | None = None) -> int:
             if name == "lucb-highest" and prior is PRIOR_TRUE:
                 continue  # needs no prior
             cells[name] = {}
+            n = runs if prior is PRIOR_PAPER else args.runs_true
             for case in cases:
                 params = {} if name == "lucb-highest" else prior
-                s = _run(name, table3_instance(case), runs, 0.1, params, args.seed, args.jobs)
+                s = _run(name, table3_instance(case), n, 0.1, params, args.seed, args.jobs)
                 cells[name][str(case)] = _summ(s)
         rep["table3"][prior_name] = cells
     rep["wall_s"] = time.time() - t0

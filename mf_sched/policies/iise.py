@@ -463,7 +463,7 @@ class IISE(RoundPolicy):
             self._stop_arm = int(idx[argmax_random(mu, self._rng)])
             return
         tm = int(self._tm[m])
-        if tm > 0 and t >= tm:  # α_m ≥ 4B(t, δ/(KM)): move to the next fidelity, fresh statistics
+        if idx.size > 1 and tm > 0 and t >= tm:  # α_m ≥ 4B(t, δ/(KM)): next fidelity, fresh statistics
             self._phase = m + 1
             self._t = 0
             self._rsum[:] = 0.0
