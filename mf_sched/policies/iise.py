@@ -73,7 +73,8 @@ at ``m``, and phase ``m`` needs ``t_m`` replicas per active arm:
 * with **one run per arm** (no seeds) only ``t = 1`` sample per arm per fidelity exists. Then IISE can only
   be run as a one-round-per-phase schedule: the observed value must be treated as exact (a tiny σ, with
   ζ(m) widened to cover seed-to-seed noise), giving a ζ-aware successive-halving-like rule
-  (eliminate when ``max µ̂ − µ̂_i ≥ 2ξ_m``). That is a modelling choice outside the paper's guarantee.
+  (eliminate when ``max µ̂ − µ̂_i ≥ 2ξ_m``). That is a modelling choice outside the paper's guarantee,
+  and exact ties at the last fidelity then never separate: give such runs a ``budget``.
 
 Example:
     >>> from mf_sched import FidelityLadder
