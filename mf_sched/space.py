@@ -19,6 +19,9 @@ coordinates and a model never sees two encodings of one setting (Garrido-Merchá
 Hernández-Lobato 2020, *Dealing with categorical and integer-valued variables in Bayesian optimization
 with Gaussian processes*, Neurocomputing 380).
 
+Steps (Optuna's ``step`` other than 1) are not a dimension type: an adapter maps a stepped range to an
+:class:`Int` over the step indices and back.
+
 The space round-trips through :meth:`SearchSpace.to_dict` / :meth:`SearchSpace.from_dict` (JSON-safe),
 so a policy's configuration can hold it. The Optuna adapter maps ``FloatDistribution``,
 ``IntDistribution`` (``step`` 1) and ``CategoricalDistribution`` one to one onto these classes.
@@ -55,16 +58,21 @@ def _check_name(name: Any) -> str:
     return name
 
 
-def _finite(name: str, what: str, v: Any) -> float:
+def as_number(label: str, v: Any) -> float:
+    """``v`` as a finite float, else ValueError naming ``label`` (booleans are not numbers)."""
     if isinstance(v, bool):
-        raise ValueError(f"{name}: {what} must be a number, got {v!r}")
+        raise ValueError(f"{label} must be a number, got {v!r}")
     try:
         f = float(v)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: {what} must be a number, got {v!r}") from None
+        raise ValueError(f"{label} must be a number, got {v!r}") from None
     if not math.isfinite(f):
-        raise ValueError(f"{name}: {what} = {f} must be finite")
+        raise ValueError(f"{label} = {f} must be finite")
     return f
+
+
+def _finite(name: str, what: str, v: Any) -> float:
+    return as_number(f"{name}: {what}", v)
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
 from mf_sched.policy import Policy, PolicyError, Pull, Recommendation, _check_int
 from mf_sched.registry import register
-from mf_sched.space import SearchSpace
+from mf_sched.space import SearchSpace, as_number
 
 __all__ = ["MFGPUCB", "ROLE_NAMES"]
 
@@ -129,14 +129,8 @@ _DESIGNS = ("random", "lhs", "kmeans")
 
 
 def _positive(name: str, v: Any, low: float = 0.0, strict: bool = True) -> float:
-    if isinstance(v, bool):
-        raise ValueError(f"{name} must be a number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {v!r}") from None
-    ok = math.isfinite(f) and (f > low if strict else f >= low)
-    if not ok:
+    f = as_number(name, v)
+    if not (f > low if strict else f >= low):
         raise ValueError(f"{name} = {v} is out of range; accepted: a finite number {'>' if strict else '>='} {low}")
     return f
 
