@@ -318,6 +318,20 @@ def test_adopt_point_feeds_the_gp_and_fills_queued_slots():
         p.adopt_point({"x0": 0.2, "x1": 0.1}, 5)
 
 
+def test_history_replay_with_outside_points_rebuilds_the_state():
+    p = small(seed=2)
+    p.record_history()
+    x = p.adopt_point({"x0": 0.7, "x1": 0.3}, 0)
+    p.tell(x, CURRIN([0.7, 0.3], 0))
+    drive(p, 26, workers=2)
+    q = small(seed=2)
+    q.replay(p.history)
+    assert snapshot(q) == snapshot(p)
+    bad = [e for e in p.history if e[0] != "point"]  # without the point, the adopted arm is not in the table
+    with pytest.raises(PolicyError, match=r"event 0: arm = 20 is out of range; accepted: 0..19"):
+        small(seed=2).replay(bad)
+
+
 def test_mixed_space_proposals_decode_to_valid_settings_and_the_table_caps_the_run():
     space = SearchSpace([Float("x", -1.0, 2.0), Int("k", 1, 3), Categorical("c", ["a", "b"])])
 

@@ -101,7 +101,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -434,7 +434,30 @@ class MFGPUCB(Policy):
         z = self.space.snap(self.space.encode(params))
         self._proposal = None
         arm = self._add_point(z)
+        if self._events is not None:
+            self._events.append(("point", z.tolist()))
         return self.adopt(arm, fidelity)
+
+    def replay(self, events: Iterable[Sequence[Any]]) -> None:
+        """:meth:`Policy.replay` plus the ``("point", z)`` events that :meth:`adopt_point` records (an
+        outside point joining the table, before its ``adopt`` event)."""
+        for i, ev in enumerate(events):
+            if ev[0] == "point":
+                self._proposal = None
+                self._add_point(self.space.snap(np.asarray(ev[1], dtype=float)))
+                continue
+            try:
+                super().replay([ev])
+            except (PolicyError, ValueError) as e:
+                msg = str(e)
+                msg = msg.replace("event 0", f"event {i}", 1) if msg.startswith("event 0") else f"event {i}: {msg}"
+                raise (type(e) if isinstance(e, PolicyError) else PolicyError)(msg) from None
+
+    def adopt(self, arm: int, fidelity: int) -> Pull:
+        """:meth:`Policy.adopt` for a point already in the table (``0 ≤ arm < n_points``); for a new point
+        use :meth:`adopt_point`."""
+        _check_int("arm", arm, 0, self._n_points - 1)
+        return super().adopt(arm, fidelity)
 
     def observations(self) -> dict[str, np.ndarray]:
         """Every told observation in order: ``arm``, ``fidelity``, ``value``, ``role`` (index into
