@@ -115,6 +115,37 @@ def test_fidelity_rule_on_a_constructed_gp_state():
     assert g._fidelity_rule(z, [_Stub(9.0)], rb) == 2
 
 
+def test_fidelity_rule_with_real_gps_switches_where_the_cheap_fidelity_is_known():
+    """A constructed state: fidelity 0 observed at 0.1, 0.5 and 0.9 (bandwidth 0.1). At a data point
+    β^½σ^(0) ≈ 0 < γ, so the rule moves to fidelity 1; between data points it stays at fidelity 0,
+    and the switch happens exactly where β^½σ^(0)(x) crosses γ."""
+    space = SearchSpace([Float("x", 0.0, 1.0)])
+    p = MFGPUCB(space, FidelityLadder([1.0, 10.0], [0.5, 0.0]), seed=0, init_capital=30.0)
+    p._initialised, p._y_center, p._y_scale, p._noise_scaled = True, 3.0, 1.0, 1e-8
+    p._X[:3] = [[0.1], [0.5], [0.9]]
+    p._n_points = 3
+    p._obs_arm, p._obs_fid = np.array([0, 1, 2]), np.zeros(3, dtype=np.int64)
+    p._obs_y, p._obs_role = np.array([0.0, 1.0, 0.5]), np.zeros(3, dtype=np.int64)
+    p._theta[:] = np.log([1.0, 0.1])
+    p._posts = [None, None]
+    posts = p._posteriors_with_pending()
+    rb = math.sqrt(p.beta_t(1))
+    p._gamma_cur = np.array([0.05])
+    assert p._fidelity_rule(np.array([0.5]), posts, rb) == 1
+    z = np.array([0.3])
+    sd = posts[0].predict_one(z)[1]
+    assert sd > 0.5
+    p._gamma_cur = np.array([rb * sd * (1 - 1e-9)])
+    assert p._fidelity_rule(z, posts, rb) == 0
+    p._gamma_cur = np.array([rb * sd * (1 + 1e-9)])
+    assert p._fidelity_rule(z, posts, rb) == 1
+    # φ = min over fidelities: fidelity 1 has no data (prior: mean 3, sd 1), fidelity 0's bound + ζ is lower
+    p._zeta_cur = np.array([0.5, 0.0])
+    phi = p.acquisition(np.array([[0.5]]))[0]
+    mu0 = posts[0].predict_one(np.array([0.5]))[0] + 3.0
+    assert phi == pytest.approx(mu0 + rb * posts[0].predict_one(np.array([0.5]))[1] + p.zeta_current[0])
+
+
 def test_gamma_grows_after_lambda_ratio_consecutive_low_fidelity_iterations():
     p = small()
     p._gamma_cur = np.array([0.1])
