@@ -115,18 +115,32 @@ def summarise(runs: list[dict], fname: str, budget: float) -> dict:
     if len(curves) == 2:
         gp, mf = curves["gp-ucb"], curves["mf-gp-ucb"]
         for label, at in (("gp_half", GRID // 2), ("gp_final", GRID)):
-            target = float(gp[at])
-            c_gp = first_capital(grid, gp, target)
-            c_mf = first_capital(grid, mf, target)
-            ratios[label] = {
-                "target_regret": target,
-                "capital_gp_ucb": c_gp,
-                "capital_mf_gp_ucb": c_mf,
-                "ratio": None if (c_mf is None or not c_gp) else c_mf / c_gp,
-                "ratio_lower_bound": None if c_mf is not None or not c_gp else budget / c_gp,
-            }
+            ratios[label] = capital_ratio(grid, gp, mf, at, budget)
+        # robustness check: the same on the median curves (one stuck seed moves a mean a lot)
+        med = {}
+        for method in METHODS:
+            rs = [r for r in runs if r["function"] == fname and r["method"] == method]
+            R = np.array([[np.inf if v is None else v for v in r["regret"]] for r in rs])
+            med[method] = np.median(R, axis=0)
+            out["methods"][method]["median"] = [None if not np.isfinite(v) else float(v) for v in med[method]]
+        for label, at in (("gp_half_median", GRID // 2), ("gp_final_median", GRID)):
+            ratios[label] = capital_ratio(grid, med["gp-ucb"], med["mf-gp-ucb"], at, budget)
     out["capital_ratio"] = ratios
     return out
+
+
+def capital_ratio(grid: np.ndarray, gp: np.ndarray, mf: np.ndarray, at: int, budget: float) -> dict:
+    """Capital each curve needs to reach GP-UCB's level at grid index ``at``, and their ratio."""
+    target = float(gp[at])
+    c_gp = first_capital(grid, gp, target)
+    c_mf = first_capital(grid, mf, target)
+    return {
+        "target_regret": target,
+        "capital_gp_ucb": c_gp,
+        "capital_mf_gp_ucb": c_mf,
+        "ratio": None if (c_mf is None or not c_gp) else c_mf / c_gp,
+        "ratio_lower_bound": None if c_mf is not None or not c_gp else budget / c_gp,
+    }
 
 
 def fmt_ratio(r: dict) -> str:
@@ -167,18 +181,7 @@ def plot(summaries: list[dict], path: Path) -> None:
     print(f"wrote {path}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--functions", nargs="+", default=FUNCTIONS)
-    ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--capital", type=float, default=100.0, help="capital Λ in units of λ(M) (default 100)")
-    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    ap.add_argument("--quick", action="store_true", help="3 seeds, Λ = 30 λ(M)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "mfgpucb.json"))
-    ap.add_argument("--no-progress", action="store_true")
-    args = ap.parse_args(argv)
-    if args.quick:
-        args.seeds, args.capital = min(args.seeds, 3), min(args.capital, 30.0)
+def run_all(args: argparse.Namespace) -> tuple[list[dict], float]:
     tasks = [(f, m, s, args.capital) for f in args.functions for m in METHODS for s in range(args.seeds)]
     t0 = time.time()
     runs: list[dict] = []
@@ -192,15 +195,38 @@ def main(argv: list[str] | None = None) -> int:
             for t in tasks:
                 runs.append(_task(t))
                 bar.update()
-    wall = time.time() - t0
+    return runs, time.time() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--functions", nargs="+", default=FUNCTIONS)
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--capital", type=float, default=100.0, help="capital Λ in units of λ(M) (default 100)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--quick", action="store_true", help="3 seeds, Λ = 30 λ(M)")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "mfgpucb.json"))
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--summarise", metavar="JSON", help="re-summarise the runs of an earlier output; run nothing")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.seeds, args.capital = min(args.seeds, 3), min(args.capital, 30.0)
+    if args.summarise:
+        old = json.loads(Path(args.summarise).read_text())
+        runs = old["runs"]
+        wall = float(old["wall_s"])
+        args.seeds, args.capital = old["settings"]["seeds"], old["settings"]["capital_in_lambda_M"]
+        args.functions = [f for f in args.functions if any(r["function"] == f for r in runs)]
+    else:
+        runs, wall = run_all(args)
     summaries = [summarise(runs, f, args.capital * get_function(f).costs[-1]) for f in args.functions]
 
     print(f"\nSimple regret S(Λ) at Λ = {args.capital:g} λ(M), mean ± s.e. over {args.seeds} seeds; capital ratio")
     print("MF-GP-UCB / GP-UCB to reach GP-UCB's mean regret at Λ/2 and at Λ (paper: MF-GP-UCB needs less,")
-    print("i.e. ratio < 1, on every function — Fig. 3/8, no numbers in the text)\n")
+    print("i.e. ratio < 1, on every function — Fig. 3/8, no numbers in the text); also on the median curves\n")
     hdr = (
         f"{'function':<10} {'MF-GP-UCB S(Λ)':>22} {'GP-UCB S(Λ)':>22} {'ratio@Λ/2':>10} {'ratio@Λ':>9} "
-        f"{'MF evals/fid':>24}"
+        f"{'median: @Λ/2':>12} {'@Λ':>7} {'MF evals/fid':>20}"
     )
     print(hdr)
     print("-" * len(hdr))
@@ -210,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         pf = "/".join(f"{v:.0f}" for v in mf["per_fidelity_mean"])
         print(
             f"{s['function']:<10} {mf['final_mean']:>12.4g} ± {mf['final_se']:<7.2g} {gp['final_mean']:>12.4g} ± "
-            f"{gp['final_se']:<7.2g} {fmt_ratio(r['gp_half']):>10} {fmt_ratio(r['gp_final']):>9} {pf:>24}"
+            f"{gp['final_se']:<7.2g} {fmt_ratio(r['gp_half']):>10} {fmt_ratio(r['gp_final']):>9} "
+            f"{fmt_ratio(r['gp_half_median']):>12} {fmt_ratio(r['gp_final_median']):>7} {pf:>20}"
         )
     print(
         f"\nwall time {wall:.0f} s; CPU per run (mean): "
