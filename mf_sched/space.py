@@ -75,8 +75,26 @@ def _finite(name: str, what: str, v: Any) -> float:
     return as_number(f"{name}: {what}", v)
 
 
+class _Range:
+    """What :class:`Float` and :class:`Int` share: one encoded coordinate and validated, stored bounds."""
+
+    name: str
+    low: Any
+    high: Any
+    log: bool
+
+    @property
+    def width(self) -> int:
+        return 1
+
+    def _store(self, lo: Any, hi: Any) -> None:
+        object.__setattr__(self, "low", lo)
+        object.__setattr__(self, "high", hi)
+        object.__setattr__(self, "log", bool(self.log))
+
+
 @dataclass(frozen=True)
-class Float:
+class Float(_Range):
     """A real parameter in ``[low, high]`` (``low < high``); ``log=True`` encodes ``log v`` (``low > 0``).
 
     >>> Float("x", 0.0, 2.0).encode_value(0.5)
@@ -95,13 +113,7 @@ class Float:
             raise ValueError(f"{self.name}: high = {hi} must be greater than low = {lo}")
         if self.log and lo <= 0:
             raise ValueError(f"{self.name}: low = {lo} must be > 0 on a log scale")
-        object.__setattr__(self, "low", lo)
-        object.__setattr__(self, "high", hi)
-        object.__setattr__(self, "log", bool(self.log))
-
-    @property
-    def width(self) -> int:
-        return 1
+        self._store(lo, hi)
 
     def _ends(self) -> tuple[float, float]:
         return (math.log(self.low), math.log(self.high)) if self.log else (self.low, self.high)
@@ -125,7 +137,7 @@ class Float:
 
 
 @dataclass(frozen=True)
-class Int:
+class Int(_Range):
     """An integer parameter in ``{low, …, high}`` (``low ≤ high``); ``log=True`` needs ``low ≥ 1``.
 
     >>> d = Int("n", 1, 4)
@@ -149,13 +161,7 @@ class Int:
             raise ValueError(f"{self.name}: high = {hi} must be >= low = {lo}")
         if self.log and lo < 1:
             raise ValueError(f"{self.name}: low = {lo} must be >= 1 on a log scale")
-        object.__setattr__(self, "low", lo)
-        object.__setattr__(self, "high", hi)
-        object.__setattr__(self, "log", bool(self.log))
-
-    @property
-    def width(self) -> int:
-        return 1
+        self._store(lo, hi)
 
     def _ends(self) -> tuple[float, float]:
         a, b = self.low - 0.5, self.high + 0.5
