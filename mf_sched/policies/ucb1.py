@@ -6,6 +6,12 @@ Machine Learning 47 (2002), Figure 1 (UCB1): play each arm once, then the arm ma
 ``µ̂_j + 2σ √(2 ln n / n_j)`` (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 recovers the paper).
 ``n`` is the number of plays so far.
 
+``rho`` (optional) turns the bonus into the ψ-UCB width of Bubeck & Cesa-Bianchi (2012, §2.2), the
+single-fidelity UCB that Kandasamy et al. (2016) compare MF-UCB with:
+``µ̂_j + ψ⁻¹(ρ ln n / n_j) = µ̂_j + σ √(2ρ ln n / n_j)`` (:func:`mf_sched.confidence.psi_ucb_width`).
+``ρ = 4`` is UCB1 itself; Kandasamy et al.'s experiments run both UCB and MF-UCB with ``ρ = 2``, so a
+like-for-like comparison passes ``rho=2`` to both.
+
 It is the single-fidelity baseline of the regret papers (Kandasamy et al. 2016 compare MF-UCB with
 UCB at the highest fidelity; Wang et al. 2023 §4). Objective: cumulative regret under a cost budget
 (the capital Λ); pass ``budget``. It never stops by itself.
@@ -29,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -46,6 +53,8 @@ class UCB1(Policy):
         n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``budget`` is the
             capital Λ; without it the policy never finishes (the simulator then needs its own budget).
         fidelity: fidelity to play (default: the highest).
+        rho: exploration constant ρ > 0 of the ψ-UCB bonus ``σ √(2ρ ln n / n_j)``; None (default) is
+            UCB1's ``2σ √(2 ln n / n_j)``, i.e. ρ = 4.
     """
 
     name = "ucb1"
@@ -61,13 +70,21 @@ class UCB1(Policy):
         ladder: FidelityLadder,
         *,
         fidelity: int | None = None,
+        rho: float | None = None,
         noise: Any = None,
         budget: float | None = None,
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
         self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
-        self._set_config(fidelity=fidelity)
+        if rho is not None:
+            if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not (math.isfinite(rho) and rho > 0):
+                raise ValueError(f"rho = {rho!r} is out of range; accepted: a finite number > 0, or None (UCB1)")
+            rho = float(rho)
+        self.rho = rho
+        # bonus = coefficient · √(ln n) / √(n_j): UCB1's 2σ√2, or σ√(2ρ) for the ψ-UCB form
+        self._coef = 2.0 * self.sigma * math.sqrt(2.0) if rho is None else self.sigma * math.sqrt(2.0 * rho)
+        self._set_config(fidelity=fidelity, rho=rho)
         self._pending = np.zeros(self.n_arms, dtype=np.int64)
         self._after_load()
 
@@ -100,7 +117,7 @@ class UCB1(Policy):
         """Current UCB1 index of every arm (``+inf`` for arms never played nor pending, ``−inf`` for arms
         whose only plays are still outstanding)."""
         t = max(self._plays, 1)
-        coef = 2.0 * self.sigma * np.sqrt(2.0 * np.log(t)) if t > 1 else 0.0
+        coef = self._coef * math.sqrt(math.log(t))
         with np.errstate(invalid="ignore"):
             idx = self._mu + coef * np.where(np.isinf(self._w), 0.0, self._w)
         return np.where(np.isinf(self._w), np.inf, idx)
@@ -110,7 +127,7 @@ class UCB1(Policy):
             cand = np.flatnonzero(np.isinf(self._w))
             return int(cand[self._rng.integers(cand.size)]), self.fidelity
         t = max(self._plays, 1)
-        coef = 2.0 * self.sigma * np.sqrt(2.0 * np.log(t))
+        coef = self._coef * math.sqrt(math.log(t))
         idx = self._mu + coef * self._w
         if idx.max() == -np.inf:  # every arm is waiting for its first result: spread the load
             return argmax_random(-self._pending.astype(float), self._rng), self.fidelity
