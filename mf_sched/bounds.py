@@ -358,7 +358,9 @@ def wang_regret_lower_bound(
     where ``(λ(m)/λ(1)) µ_1 − µ_k`` is the regret of one pull of ``(k, m)`` (their Eq. 22), ``Δ`` and the
     targets ``θ`` are Wang's (:func:`gaps`; the best arm is compared with the second best), and
     ``D = KL(ν_k^(m), θ_k^(m))`` (``form="kl"``, the proof) or ``Δ_k^(m)²`` (``form="gap"``, the theorem
-    as printed, which holds "up to a distribution constant"). The coefficient multiplies ``log Λ``. The
+    as printed, which holds "up to a distribution constant"). The coefficient multiplies ``log Λ``. (The
+    extracted theorem lost ``λ(m)`` and ``log Λ``; we follow the proof's decomposition and its linear
+    programme, Wang digest §3.4.) The
     best arm contributes 0 when fidelity 1 already separates it (``Δ_1^(1) > 0``), else it pays
     ``(λ(m)/λ(1) − 1) µ_1`` per verification pull. Wang's regret is defined for rewards in [0, 1]: the
     best true mean must be ≥ 0.
@@ -402,7 +404,8 @@ def wang_regret_lower_bound(
 def mfucb_low_fidelity_caps(n: int, rho: float, gamma: Any, sigma: float) -> np.ndarray:
     """The deterministic cap on MF-UCB's plays of any arm at each fidelity ``ℓ < M`` after ``n`` plays:
     ``⌊ρ log n / ψ(γ(ℓ))⌋ + 1`` (Kandasamy et al. 2016, proof of Lemma 8; digest §2.1), reported as
-    ``min(·, n)`` (no arm has more than ``n`` plays; this also covers ``γ(ℓ) = 0``).
+    ``min(·, n)`` (no arm has more than ``n`` plays; this also covers ``γ(ℓ) = 0``). Lemma 5/8 print
+    ``ψ(γ^(m))``; the proof's argument is per fidelity, so it is ``ψ(γ^(ℓ))`` (digest §5, #7).
 
     Kandasamy digest §3.6: ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1, ρ = 2, ``n = 10⁴``: ``ψ(γ(1)) = 0.002``
     and the cap is ``⌊2 log(10⁴)/0.002⌋ + 1 = 9211``.
