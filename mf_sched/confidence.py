@@ -16,6 +16,7 @@ function                    formula                                             
 ``subgaussian_radius``      ``σ √(2 log(1/δ) / n)``                                Chernoff, fixed n
 ``hoeffding_radius``        ``(b − a) √(log(1/δ) / (2n))``                         Hoeffding, fixed n
 ``anytime_radius``          ``√(2σ² log(4 t² / δ) / t)``  (``B(t, δ)``)            Poiani et al. 2022 §2.1
+``lil_radius``              ``√(2σ² (log log T + log(1/δ)) / n)``                  Poiani et al. 2024 code
 ``wang_beta``               ``2σ √(log(L t⁴ / δ) / n)``  (σ=½ gives Eq. 4's β)     Wang et al. 2023 Eq. 4
 ``lucb1_beta``              ``σ √(2 log(k₁ K t⁴ / δ) / u)`` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
 ``ucb1_bonus``              ``2σ √(2 log t / n)``  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
@@ -45,6 +46,7 @@ __all__ = [
     "subgaussian_radius",
     "hoeffding_radius",
     "anytime_radius",
+    "lil_radius",
     "wang_beta",
     "lucb1_beta",
     "ucb1_bonus",
@@ -154,6 +156,30 @@ def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarr
     return _safe_sqrt_ratio(num, t)
 
 
+def lil_radius(n: ArrayLike, total: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """The *practical* elimination radius ``√(2σ² (log log T + log(1/δ)) / n)`` of the IISE baseline in the
+    code of Poiani et al. (2024, ``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``; MF-GRAD digest A14).
+
+    ``n`` is the number of samples behind the mean, ``T`` the total number of pulls made so far (all arms,
+    all fidelities) and ``δ`` the per-(arm, fidelity) confidence (IISE passes ``δ/(KM)``). It is a
+    law-of-the-iterated-logarithm *heuristic*: unlike :func:`anytime_radius` it carries no proof of
+    validity for all ``n`` at once, so a policy using it is not covered by its paper's δ-correctness
+    theorem. ``log log T`` is taken as 0 for ``T < e`` (the code's value is negative at ``T = 2`` and
+    undefined at ``T = 1``; both policies here evaluate it only after a full round, ``T ≥ K ≥ 2``).
+
+    >>> float(lil_radius(100, 500, 0.01 / 20, 0.1))  # doctest: +ELLIPSIS
+    0.0434...
+    """
+    n = _counts(n)
+    T = np.asarray(_counts(total, "total"), dtype=float)
+    d = _check_delta(delta)
+    s = _check_sigma(sigma)
+    with np.errstate(divide="ignore"):
+        loglog = np.log(np.log(np.maximum(T, math.e)))
+    num = 2.0 * s**2 * (loglog + np.log(1.0 / d))
+    return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
+
+
 def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> np.ndarray:
     """Wang et al. (2023) Eq. 4: ``β(n, t, δ) = √(log(L t⁴ / δ) / n)`` for rewards in [0, 1].
 
@@ -163,6 +189,8 @@ def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLi
     >>> float(wang_beta(10, 1, 0.1, L=4 * 5 * 3))  # doctest: +ELLIPSIS
     0.799...
     """
+    if _scalars(n, t, delta, L, sigma) and n > 0 and t >= 0 and 0 < delta < 1 and L > 0 and 0 < sigma < math.inf:
+        return 2.0 * sigma * math.sqrt(math.log(L * max(t, 1.0) ** 4 / delta) / n)
     n = _counts(n)
     t = _counts(t, "t")
     d = _check_delta(delta)
@@ -203,6 +231,8 @@ def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray
     >>> float(ucb1_bonus(5, 100))  # doctest: +ELLIPSIS
     1.35...
     """
+    if _scalars(n, t, sigma) and n > 0 and t >= 0 and 0 < sigma < math.inf:
+        return 2.0 * sigma * math.sqrt(2.0 * math.log(max(t, 1.0)) / n)
     n = _counts(n)
     t = _counts(t, "t")
     s = _check_sigma(sigma)
