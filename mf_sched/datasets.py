@@ -287,7 +287,7 @@ def load_algoperf(
         fidelity: ``global_step`` (default) or ``score`` (seconds of submission time).
         hparams: attach each configuration's hyperparameters (reads the small hparams file).
 
-    Configuration labels are ``"<version>/<submission>/<trial>"``; seeds are the studies; cost = score.
+    Configuration labels are ``"<version>/<ruleset>/<submission>/<trial>"``; seeds are the studies; cost = score.
     """
     wl = _as_list(workloads) or []
     if not wl:
@@ -295,7 +295,12 @@ def load_algoperf(
     if metric is None:
         fams = {w.split("_")[0] for w in wl}
         metrics = {_ALGOPERF_METRICS.get(f) for f in fams}
-        if len(metrics) != 1 or None in metrics:
+        if None in metrics:
+            raise ValueError(
+                f"no default metric for workload(s) {wl}: known families are {', '.join(_ALGOPERF_METRICS)}; "
+                "give metric= (a validation/... column)"
+            )
+        if len(metrics) != 1:
             raise ValueError(f"give metric= for workloads {wl}: they have no common default metric")
         metric = metrics.pop()
     assert metric is not None
@@ -330,7 +335,7 @@ def load_algoperf(
                 continue
             if not row[im]:
                 continue  # this evaluation has no value of the metric
-            cols["config"].append(f"{row[iv]}/{row[isub]}/{row[itr]}")
+            cols["config"].append(f"{row[iv]}/{row[ir]}/{row[isub]}/{row[itr]}")
             cols["seed"].append(row[ist])
             cols["task"].append(w)
             cols["fidelity"].append(row[ifid])
@@ -357,7 +362,8 @@ def load_algoperf(
     )
     if hparams:
         hp = _algoperf_hparams(p.parent / Path(_FILES["algoperf_hparams"]).name, set(wl))
-        curves.params = tuple(hp.get(curves.config_key(k)) for k in range(curves.n_configs))
+        keys = [(curves.task_labels[t], lab) for t, lab in zip(curves.config_task.tolist(), curves.config_labels)]
+        curves.params = tuple(hp.get(key) for key in keys)
     return curves
 
 
@@ -375,7 +381,7 @@ def _algoperf_hparams(path: Path, workloads: set[str]) -> dict[Any, dict[str, An
                 raise ValueError(f"{path}: hparams of {row['submission']}/{row['trial']} is not JSON") from None
             if not isinstance(hp, dict):
                 raise ValueError(f"{path}: hparams of {row['submission']}/{row['trial']} is not a JSON object")
-            out[(row["workload"], f"{row['version']}/{row['submission']}/{row['trial']}")] = hp
+            out[(row["workload"], f"{row['version']}/{row['ruleset']}/{row['submission']}/{row['trial']}")] = hp
     return out
 
 
