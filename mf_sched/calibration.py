@@ -19,12 +19,12 @@ property of the workload. Given a :class:`~mf_sched.curves.LearningCurves` table
   ``P(Binomial(n, q) < j) ≥ confidence``), which is valid for any continuous distribution but needs
   enough configurations (``n ≥ log(1 − confidence) / log(q)``, e.g. 59 for q = c = 0.95);
 * **γ̂(m)**, the order-aware spread of the bias that IISE-γ needs (Poiani et al. 2022 §5,
-  ``γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|``): the width of the interval between the ``(1 − q)/2`` and
-  ``(1 + q)/2`` quantiles of ``b_k(m)``, each end bounded at confidence ``(1 + c)/2`` (so the pair holds at
-  ``c``), with the same envelope. When the upper end is ``≤ 0`` the rung *underestimates* every covered
-  configuration, and then ``φ_m = ζ_m`` is also a valid order-aware bound (Poiani et al. §5). MF-UCB's own
-  ``γ^(m) = √(λ^(m)/λ^(m+1)) ζ^(m)`` (Kandasamy et al. 2016, eq. 4) is a different quantity that the
-  policy derives from ζ and λ; it is not estimated here;
+  ``γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|``): the width of the narrowest band of signed biases that holds a
+  ``quantile`` fraction of the configurations, bounded by the narrowest band holding the upper bound's
+  count of them (same method as ζ̂), with the same envelope. When the band lies at or below 0 the rung
+  *underestimates* the covered configurations, and then ``φ_m = ζ_m`` is also a valid order-aware bound
+  (Poiani et al. §5). MF-UCB's own ``γ^(m) = √(λ^(m)/λ^(m+1)) ζ^(m)`` (Kandasamy et al. 2016, eq. 4) is a
+  different quantity that the policy derives from ζ and λ; it is not estimated here;
 * **σ̂(m)**, the seed-to-seed standard deviation of one run's metric at the rung, pooled over the
   configurations that have at least two seeds (``√(Σ_k (n_k − 1) s_k² / Σ_k (n_k − 1))``). NaN when the
   source has one seed per configuration;
@@ -86,6 +86,8 @@ __all__ = [
     "calibrate",
     "holdout_coverage",
     "quantile_bound",
+    "bound_count",
+    "narrowest_band",
     "estimate_zeta",
     "estimate_gamma",
     "estimate_sigma",
@@ -110,13 +112,51 @@ def _check_prob(name: str, v: Any, low: float = 0.0) -> float:
 
 
 # ------------------------------------------------------------------------------------------ quantile bounds
+def _check_method(method: Any) -> str:
+    if method not in _METHODS:
+        raise ValueError(f"method = {method!r} is unknown; accepted: {', '.join(map(repr, _METHODS))}")
+    return str(method)
+
+
+def bound_count(n: int, quantile: float, confidence: float, method: str = "bootstrap") -> tuple[int, int]:
+    """Order-statistic indices (1-based) of the point quantile ``k = ⌈q n⌉`` and of its upper bound ``j``.
+
+    ``"bootstrap"``: the smallest ``j`` with ``P(Binomial(n, j/n) ≥ k) ≥ c`` — the probability that a
+    bootstrap resample's ``k``-th order statistic is at most ``x_(j)``, so ``x_(j)`` is the exact
+    ``c``-quantile of the bootstrap distribution. ``"order"``: the smallest ``j`` with
+    ``P(Binomial(n, q) ≤ j − 1) ≥ c`` (distribution-free; ValueError when ``j > n``).
+
+    >>> bound_count(100, 0.9, 0.95), bound_count(100, 0.9, 0.95, "order")
+    ((90, 94), (90, 96))
+    """
+    q = _check_prob("quantile", quantile)
+    c = _check_prob("confidence", confidence, 0.5)
+    _check_method(method)
+    if n < 1:
+        raise ValueError("no values to take a quantile of")
+    k = max(1, math.ceil(q * n - 1e-9))
+    if method == "bootstrap":
+        p = stats.binom.sf(k - 1, n, np.arange(1, n + 1) / n)
+        return k, int(np.argmax(p >= c - 1e-12)) + 1
+    j = int(stats.binom.ppf(c, n, q)) + 1
+    while j <= n and stats.binom.cdf(j - 1, n, q) < c:
+        j += 1  # pragma: no cover - guards ppf rounding
+    if j > n:
+        need = math.ceil(math.log1p(-c) / math.log(q))
+        raise ValueError(
+            f"{n} values are too few for a distribution-free {c:g}-confidence bound on the {q:g}-quantile; "
+            f"at least {need} are needed (or use method='bootstrap')"
+        )
+    return k, j
+
+
 def quantile_bound(x: Any, quantile: float, confidence: float, method: str = "bootstrap") -> tuple[float, float]:
     """The ``quantile``-quantile of ``x`` (inverted CDF) and an upper confidence bound on it.
 
     ``method="bootstrap"``: the exact percentile-bootstrap bound (the ``confidence``-quantile of the
     bootstrap distribution of the sample quantile, computed in closed form). ``method="order"``: the
     distribution-free order-statistic bound; raises ValueError when ``x`` has too few values for it.
-    NaN values are ignored.
+    NaN values are ignored (see :func:`bound_count`).
 
     >>> x = np.arange(1, 101) / 100
     >>> quantile_bound(x, 0.9, 0.95)
@@ -128,31 +168,28 @@ def quantile_bound(x: Any, quantile: float, confidence: float, method: str = "bo
     ...
     ValueError: 10 values are too few for a distribution-free 0.95-confidence bound ...; at least 59 are needed ...
     """
-    q = _check_prob("quantile", quantile)
-    c = _check_prob("confidence", confidence, 0.5)
-    if method not in _METHODS:
-        raise ValueError(f"method = {method!r} is unknown; accepted: {', '.join(map(repr, _METHODS))}")
     a = np.asarray(x, dtype=float).ravel()
     s = np.sort(a[~np.isnan(a)])
-    n = s.size
-    if n == 0:
-        raise ValueError("no values to take a quantile of")
-    k = max(1, math.ceil(q * n - 1e-9))  # 1-based order statistic of the point estimate
-    point = float(s[k - 1])
-    if method == "bootstrap":
-        p = stats.binom.sf(k - 1, n, np.arange(1, n + 1) / n)  # P(bootstrap quantile <= s[i])
-        i = int(np.argmax(p >= c - 1e-12))
-        return point, float(s[i])
-    j = int(stats.binom.ppf(c, n, q)) + 1  # smallest j with P(Binomial(n, q) <= j - 1) >= c
-    while j <= n and stats.binom.cdf(j - 1, n, q) < c:
-        j += 1  # pragma: no cover - guards ppf rounding
-    if j > n:
-        need = math.ceil(math.log1p(-c) / math.log(q))
-        raise ValueError(
-            f"{n} values are too few for a distribution-free {c:g}-confidence bound on the {q:g}-quantile; "
-            f"at least {need} are needed (or use method='bootstrap')"
-        )
-    return point, float(s[j - 1])
+    k, j = bound_count(s.size, quantile, confidence, method)
+    return float(s[k - 1]), float(s[j - 1])
+
+
+def narrowest_band(x: Any, quantile: float, confidence: float, method: str = "bootstrap") -> tuple[float, ...]:
+    """The narrowest interval holding a ``quantile`` fraction of ``x`` (``⌈q n⌉`` values), and the narrowest
+    holding the bound's count ``j`` of :func:`bound_count`. Returns ``(low, high, low_bound, high_bound)``.
+
+    >>> narrowest_band([-0.3, -0.25, -0.2, -0.1, 0.0, -0.22], 0.5, 0.9)   # 3 values; the bound: 5
+    (-0.25, -0.2, -0.3, -0.1)
+    """
+    a = np.asarray(x, dtype=float).ravel()
+    s = np.sort(a[~np.isnan(a)])
+    k, j = bound_count(s.size, quantile, confidence, method)
+    out = []
+    for cnt in (k, j):
+        w = s[cnt - 1 :] - s[: s.size - cnt + 1]
+        i = int(np.argmin(w))
+        out += [float(s[i]), float(s[i + cnt - 1])]
+    return tuple(out)
 
 
 def non_increasing_envelope(x: Any) -> np.ndarray:
@@ -189,10 +226,16 @@ def estimate_zeta(
 def estimate_gamma(
     bias: np.ndarray, quantile: float, confidence: float, method: str = "bootstrap"
 ) -> dict[str, np.ndarray]:
-    """The central ``quantile`` interval of the signed bias per rung, and its width γ (point and bound).
+    """The order-aware spread per rung: the narrowest band of signed biases holding a ``quantile`` fraction
+    of the configurations (:func:`narrowest_band`), and its width γ (point and bound).
 
-    Returns ``low``/``high`` (point quantiles ``(1 ∓ q)/2``), ``low_bound``/``high_bound`` (each bounded
-    at confidence ``(1 + c)/2``), ``gamma_point = high − low`` and ``gamma_ucb = high_bound − low_bound``.
+    Poiani et al. (2022) §5 define ``γ_m = max_i ξ_{i,m} − min_i ξ_{i,m}``, the range over *all* arms; the
+    quantile version is the range over the most typical ``q`` fraction, which is what can be estimated.
+    For a fidelity that only underestimates (all biases ``≤ 0``) the band is about ``[−ζ, 0]`` and γ ≈ ζ,
+    matching the paper's ``γ_m ≤ ξ_m`` for underestimating fidelities.
+
+    Returns ``low``/``high`` (point band), ``low_bound``/``high_bound`` (the bound's band),
+    ``gamma_point = high − low`` and ``gamma_ucb = high_bound − low_bound``.
 
     >>> b = np.array([[-0.3, 0.0], [-0.2, 0.0], [-0.1, 0.0], [-0.25, 0.0]])
     >>> {k: v.round(2).tolist() for k, v in estimate_gamma(b, 0.5, 0.6).items()}["gamma_point"]
@@ -200,16 +243,14 @@ def estimate_gamma(
     """
     b = np.asarray(bias, dtype=float)
     R = b.shape[1]
-    qe = (1 + quantile) / 2
-    ce = (1 + confidence) / 2
     out = {k: np.zeros(R) for k in ("low", "high", "low_bound", "high_bound")}
     for m in range(R - 1):
         col = b[:, m]
         if np.all(np.isnan(col)):
             raise ValueError(f"rung {m} has no configuration with both it and the last rung")
-        out["high"][m], out["high_bound"][m] = quantile_bound(col, qe, ce, method)
-        lo, lo_b = quantile_bound(-col, qe, ce, method)
-        out["low"][m], out["low_bound"][m] = -lo, -lo_b
+        out["low"][m], out["high"][m], out["low_bound"][m], out["high_bound"][m] = narrowest_band(
+            col, quantile, confidence, method
+        )
     out["gamma_point"] = out["high"] - out["low"]
     out["gamma_ucb"] = out["high_bound"] - out["low_bound"]
     return out

@@ -11,6 +11,7 @@ from scipy import stats
 
 from mf_sched import FidelityLadder
 from mf_sched.calibration import (
+    bound_count,
     calibrate,
     cost_bias_convexity,
     estimate_costs,
@@ -18,6 +19,7 @@ from mf_sched.calibration import (
     estimate_sigma,
     geometric_rungs,
     holdout_coverage,
+    narrowest_band,
     non_increasing_envelope,
     quantile_bound,
     suggest_ladder,
@@ -98,6 +100,43 @@ def test_order_method_needs_enough_values_and_bad_arguments_are_named():
         quantile_bound([1.0], 0.9, 0.9, method="magic")
 
 
+@pytest.mark.parametrize("method", ["bootstrap", "order"])
+def test_bound_count_is_the_order_statistic_of_quantile_bound(method):
+    x = np.random.default_rng(4).permutation(np.arange(1.0, 201.0))  # the k-th smallest value is k
+    for q, c in [(0.5, 0.9), (0.9, 0.95), (0.95, 0.99)]:
+        k, j = bound_count(200, q, c, method)
+        assert quantile_bound(x, q, c, method) == (float(k), float(j))
+        assert k == math.ceil(q * 200) and k <= j <= 200
+    k, j = bound_count(200, 0.9, 0.95, method)
+    if method == "order":  # distribution-free: P(Binomial(n, q) <= j - 1) >= c, and j is the smallest such
+        assert stats.binom.cdf(j - 1, 200, 0.9) >= 0.95 > stats.binom.cdf(j - 2, 200, 0.9)
+    else:  # the c-quantile of the bootstrap distribution of the k-th order statistic
+        assert stats.binom.sf(k - 1, 200, j / 200) >= 0.95 > stats.binom.sf(k - 1, 200, (j - 1) / 200)
+    with pytest.raises(ValueError, match="no values to take a quantile of"):
+        bound_count(0, 0.9, 0.9)
+
+
+def test_narrowest_band_matches_brute_force_and_is_narrower_than_the_central_interval():
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x = rng.exponential(size=rng.integers(5, 40))
+        lo, hi, lo_b, hi_b = narrowest_band(x, 0.8, 0.9)
+        k, j = bound_count(x.size, 0.8, 0.9)
+        for cnt, a, b in ((k, lo, hi), (j, lo_b, hi_b)):
+            assert np.sum((x >= a) & (x <= b)) >= cnt  # holds the count ...
+            s = np.sort(x)
+            assert b - a == pytest.approx(np.min(s[cnt - 1 :] - s[: s.size - cnt + 1]))  # ... and is the narrowest
+        assert hi_b - lo_b >= hi - lo
+    # an underestimating fidelity: biases in [-zeta, 0] with mass near 0; the band is [~-ζ, ~0], not a central one
+    b = -rng.exponential(0.1, 2000)
+    lo, hi, _, _ = narrowest_band(b, 0.9, 0.9)
+    zeta = quantile_bound(np.abs(b), 0.9, 0.9)[0]
+    assert hi > -0.001 and hi - lo <= zeta
+    central = np.quantile(b, 0.95) - np.quantile(b, 0.05)
+    assert hi - lo < central
+    assert narrowest_band([np.nan, 1.0, 2.0, 3.0], 0.5, 0.6)[:2] == (1.0, 2.0)  # NaN values are ignored
+
+
 def test_envelope_is_the_smallest_non_increasing_majorant():
     x = np.array([0.1, 0.4, 0.2, 0.3, 0.0])
     e = non_increasing_envelope(x)
@@ -115,6 +154,8 @@ def test_calibrate_recovers_zeta_and_builds_a_valid_ladder():
     assert np.all(cal.zeta >= cal.zeta_ucb) and np.all(cal.zeta_ucb >= cal.zeta_point)
     assert cal.zeta[-1] == 0 and np.all(np.diff(cal.zeta) <= 0)
     assert cal.underestimating[:-1].all()  # accuracy below its final value at every earlier epoch
+    # Poiani et al. §5: for an underestimating fidelity the spread is at most the bias bound (γ ≤ ξ)
+    assert np.all(cal.gamma_point <= cal.zeta_point + 1e-12)
     ladder = cal.ladder()
     assert isinstance(ladder, FidelityLadder)
     assert ladder.resources == (1.0, 3.0, 9.0, 27.0) and ladder.costs == (1.0, 3.0, 9.0, 27.0)
