@@ -71,7 +71,7 @@ def get_policy(name: str) -> type[Policy]:
     >>> get_policy("no-such-policy")
     Traceback (most recent call last):
     ...
-    ValueError: unknown policy 'no-such-policy'; registered: hyperband, lucb1, se, sh, ucb1, uniform
+    ValueError: unknown policy 'no-such-policy'; registered: ..., se, ..., ucb1, ...
     """
     _load_all()
     try:
