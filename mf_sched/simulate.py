@@ -185,7 +185,7 @@ def run_policy(
         raise ValueError(f"policy {policy.name!r} never stops by itself: give a budget (the capital Λ)")
     W = _check_workers(workers)
     rng = np.random.default_rng(seed)
-    sampler = instance.sampler(rng)
+    sampler = instance.sampler(rng, semantics=semantics)
     costs = np.asarray(instance.ladder.costs, dtype=float)
     meter = ResumableMeter(instance.ladder) if semantics == "resumable" else None
     outstanding: list[Any] = []

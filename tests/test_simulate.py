@@ -183,6 +183,20 @@ def test_cli_policies(capsys):
     assert "Kalyanakrishnan" in json.loads(capsys.readouterr().out)["lucb1"]["paper"]
 
 
+def test_run_policy_hands_its_semantics_to_the_instance_sampler(small_instance):
+    seen = []
+
+    class Recording(Instance):
+        def sampler(self, rng, block=4096, *, semantics="independent"):
+            seen.append(semantics)
+            return super().sampler(rng, block, semantics=semantics)
+
+    inst = Recording(small_instance.means, small_instance.ladder, small_instance.noise)
+    for semantics in ("independent", "resumable"):
+        run_policy(policy_for("sh", inst, seed=0), inst, semantics=semantics, seed=0)
+    assert seen == ["independent", "resumable"]
+
+
 @pytest.mark.parametrize(
     "name, workers, completion", [("ucb1", 1, "random"), ("ucb1", 3, "random"), ("sh", None, "batch")]
 )
