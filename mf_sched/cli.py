@@ -1,4 +1,4 @@
-"""Command line: ``mf-sched policies`` and ``mf-sched simulate``.
+"""Command line: ``mf-sched policies``, ``mf-sched simulate`` and ``mf-sched calibrate``.
 
     mf-sched policies [--json]
     mf-sched simulate --policy NAME --instance FILE [--delta D] [--runs N] [--seed S] [--workers W]
@@ -15,6 +15,9 @@ rate of the support (Wilson interval), pulls used, regret and constraint violati
     {"policy", "runs", "delta", "error_rate", "cost": {"mean", "ci95", "median", "std"},
      "lower_bound", "cost_over_lower_bound", "recommendations", ...}
 
+``mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95`` estimates a
+ladder from learning curves (see :mod:`mf_sched._calibrate_cli`).
+
 Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2.
 """
 
@@ -27,6 +30,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mf_sched._calibrate_cli import add_calibrate
 from mf_sched.instance import AssumptionWarning, load_instance
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.simulate import run_many
@@ -188,12 +192,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 #: subcommand builders; other modules append to this list (e.g. ``calibrate``)
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate]
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate, add_calibrate]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mf-sched", description="Multi-fidelity bandit policies: list them, simulate them."
+        prog="mf-sched", description="Multi-fidelity bandit policies: list them, simulate them, calibrate a ladder."
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:

@@ -342,8 +342,16 @@ class Instance:
             name=f"synthetic-{n_arms}x{b.size}",
         )
 
-    def sampler(self, rng: np.random.Generator, block: int = 4096) -> Sampler:
-        """A fast one-at-a-time sampler drawing its noise from ``rng`` in blocks (see :class:`Sampler`)."""
+    def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> Sampler:
+        """A fast one-at-a-time sampler drawing its noise from ``rng`` in blocks (see :class:`Sampler`).
+
+        ``semantics`` is the observation model the simulator runs (``"independent"`` or ``"resumable"``,
+        see :func:`mf_sched.simulate.run_policy`). A simulated instance draws independent observations in
+        both (its means carry no per-run state); subclasses that replay real training runs
+        (:class:`mf_sched.replay.ReplayBenchmark`) continue the same run under ``"resumable"``.
+        """
+        if semantics not in ("independent", "resumable"):
+            raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
         return Sampler(self, rng, block)
 
     # ----------------------------------------------------------------------------- (de)serialisation
@@ -356,6 +364,8 @@ class Instance:
         }
         if self.ladder.gamma is not None:
             d["gamma"] = list(self.ladder.gamma)
+        if self.ladder.resources is not None:
+            d["resources"] = list(self.ladder.resources)
         if self.source:
             d["source"] = self.source
         if self.name:
