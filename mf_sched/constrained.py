@@ -448,7 +448,9 @@ class _SimView:
         self.name = instance.name
         self.true_means = instance.rewards[instance.unknown_arms]
 
-    def sampler(self, rng: np.random.Generator) -> _Sampler:
+    def sampler(self, rng: np.random.Generator, *, semantics: str = "independent") -> _Sampler:
+        if semantics != "independent":
+            raise ValueError(f"semantics = {semantics!r}: constrained instances support only 'independent' pulls")
         return _Sampler(self.instance, rng)
 
     def problem(self, **kwargs: Any) -> dict[str, Any]:
