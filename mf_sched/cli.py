@@ -6,6 +6,10 @@
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
                       [--json] [--per-run] [--no-progress]
 
+A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained`) is run by the
+mixture policies (``sfsr``, ``uslp``) with ``--param pull_budget=N``; the JSON then reports the error
+rate of the support (Wilson interval), pulls used, regret and constraint violations of the mixture.
+
 ``simulate --json`` prints one JSON object::
 
     {"policy", "runs", "delta", "error_rate", "cost": {"mean", "ci95", "median", "std"},
@@ -132,6 +136,10 @@ def _add_simulate(sub: Any) -> None:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     get_policy(args.policy)
+    from mf_sched.constrained import cli_simulate, is_constrained_file
+
+    if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP
+        return cli_simulate(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", AssumptionWarning)
         instance = load_instance(args.instance)

@@ -407,11 +407,10 @@ class Instance:
         return f"Instance(name={self.name!r}, K={self.K}, M={self.M}, noise={self.noise.kind})"
 
 
-def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instance:
-    """Load and validate an instance JSON file.
+def read_instance_json(path: str | os.PathLike[str]) -> Any:
+    """Read an instance file's JSON (size-capped, UTF-8; never evaluated). Shared by every instance kind.
 
-    Raises ValueError (naming the field) on malformed content; warns with :class:`AssumptionWarning`
-    when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
+    Raises FileNotFoundError when missing and ValueError (naming the file) when too large or not JSON.
     """
     p = Path(path)
     if not p.is_file():
@@ -420,9 +419,19 @@ def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instanc
     if size > _MAX_FILE_BYTES:
         raise ValueError(f"instance file {str(p)!r} is {size} bytes; the limit is {_MAX_FILE_BYTES}")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        return json.loads(p.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"instance file {str(p)!r} is not valid JSON: {e}") from None
+
+
+def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instance:
+    """Load and validate an instance JSON file.
+
+    Raises ValueError (naming the field) on malformed content; warns with :class:`AssumptionWarning`
+    when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
+    """
+    p = Path(path)
+    data = read_instance_json(p)
     try:
         inst = Instance.from_dict(data, name=p.stem)
     except ValueError as e:
