@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-TEST_EXTRAS ?= dev,bench
+TEST_EXTRAS ?= dev,bench,gp,nas
 DEMO_EXTRAS ?= bench
 PYTEST_ARGS ?=
 

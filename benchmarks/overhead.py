@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mf_sched import FidelityLadder, Policy, get_policy, list_policies
+from mf_sched import FidelityLadder, Instance, Policy, get_policy, list_policies
 from mf_sched._progress import Progress
 
 LADDER = FidelityLadder(costs=[1, 3, 9, 27, 81], zeta=[0.2, 0.1, 0.05, 0.02, 0.0])
@@ -55,11 +55,13 @@ class _Floor(Policy):
         return False
 
 
-def _make(name: str, K: int, seed: int) -> Policy:
+def _make(name: str, K: int, seed: int, means: np.ndarray | None = None) -> Policy:
     if name == "floor":
         return _Floor(K, LADDER)
     cls = get_policy(name)
     kw: dict = {"seed": seed}
+    if means is not None:  # required extras (e.g. the prior bounds of EXPLORE-A/B) from the simulated means
+        kw.update(cls.example_params(Instance(np.tile(means[:, None], (1, LADDER.M)), LADDER, {"kind": "bernoulli"})))
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
@@ -75,7 +77,7 @@ def time_policy(name: str, K: int, pairs: int, seed: int = 0) -> dict:
     # arm means spread over [0.2, 0.8]; Bernoulli-like rewards in [0, 1]
     means = rng.uniform(0.2, 0.8, size=K)
     uniforms = rng.random(pairs + 1).tolist()
-    policy = _make(name, K, seed)
+    policy = _make(name, K, seed, means)
     times = np.empty(pairs, dtype=np.int64)
     restarts = 0
     perf = time.perf_counter_ns
@@ -85,7 +87,7 @@ def time_policy(name: str, K: int, pairs: int, seed: int = 0) -> dict:
         p = policy.ask()
         if p is None:
             if policy.done:
-                policy = _make(name, K, seed + restarts + 1)
+                policy = _make(name, K, seed + restarts + 1, means)
                 restarts += 1
                 continue
             raise RuntimeError(f"{name} waits with one worker: protocol violation")

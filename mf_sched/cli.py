@@ -1,10 +1,14 @@
-"""Command line: ``mf-sched policies`` and ``mf-sched simulate``.
+"""Command line: ``mf-sched policies``, ``mf-sched simulate`` and ``mf-sched calibrate``.
 
     mf-sched policies [--json]
     mf-sched simulate --policy NAME --instance FILE [--delta D] [--runs N] [--seed S] [--workers W]
                       [--budget B] [--param KEY=VALUE ...] [--completion random|batch]
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
                       [--json] [--per-run] [--no-progress]
+
+A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained`) is run by the
+mixture policies (``sfsr``, ``uslp``) with ``--param pull_budget=N``; the JSON then reports the error
+rate of the support (Wilson interval), pulls used, regret and constraint violations of the mixture.
 
 ``simulate --json`` prints one JSON object::
 
@@ -14,6 +18,9 @@
 
 ``lower_bound`` is Wang et al. (2023) Thm 3.1 (= Poiani et al. 2022 Thm 1); ``tight_lower_bound`` is the
 tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)`` (Gaussian instances; null otherwise).
+
+``mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95`` estimates a
+ladder from learning curves (see :mod:`mf_sched._calibrate_cli`).
 
 Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2.
 """
@@ -27,6 +34,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mf_sched._calibrate_cli import add_calibrate
 from mf_sched.instance import AssumptionWarning, load_instance
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.simulate import run_many
@@ -132,6 +140,10 @@ def _add_simulate(sub: Any) -> None:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     get_policy(args.policy)
+    from mf_sched.constrained import cli_simulate, is_constrained_file
+
+    if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP
+        return cli_simulate(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", AssumptionWarning)
         instance = load_instance(args.instance)
@@ -192,12 +204,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 #: subcommand builders; other modules append to this list (e.g. ``calibrate``)
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate]
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate, add_calibrate]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mf-sched", description="Multi-fidelity bandit policies: list them, simulate them."
+        prog="mf-sched", description="Multi-fidelity bandit policies: list them, simulate them, calibrate a ladder."
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:

@@ -16,11 +16,19 @@ function                    formula                                             
 ``subgaussian_radius``      ``σ √(2 log(1/δ) / n)``                                Chernoff, fixed n
 ``hoeffding_radius``        ``(b − a) √(log(1/δ) / (2n))``                         Hoeffding, fixed n
 ``anytime_radius``          ``√(2σ² log(4 t² / δ) / t)``  (``B(t, δ)``)            Poiani et al. 2022 §2.1
+``lil_radius``              ``√(2σ² (log log T + log(1/δ)) / n)``                  Poiani et al. 2024 code
 ``wang_beta``               ``2σ √(log(L t⁴ / δ) / n)``  (σ=½ gives Eq. 4's β)     Wang et al. 2023 Eq. 4
 ``lucb1_beta``              ``σ √(2 log(k₁ K t⁴ / δ) / u)`` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
 ``ucb1_bonus``              ``2σ √(2 log t / n)``  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
+``psi_ucb_width``           ``ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)``               Kandasamy et al. 2016 Eq. 3
 ``glr_threshold``           ``log(K/δ) + M log(1 + log t)`` (GLR stopping, "practical") Poiani et al. 2024 (code)
 =========================== ====================================================== ==========================
+
+Kandasamy et al. (2016) write concentration as ``P(X̄_s − µ > ε) < ν exp(−s ψ(ε))`` (their Eq. 2).
+For σ-sub-Gaussian rewards ``ψ(ε) = ε²/(2σ²)`` (:func:`psi`, inverse :func:`psi_inv`); rewards in
+``[0, 1]`` (Bernoulli) are ½-sub-Gaussian, which gives Hoeffding's ``ψ(ε) = 2ε²``. ``ψ⁻¹(ρ log t/s)`` is
+then the UCB width of MF-UCB (``ρ = 4`` is UCB1's bonus), and :func:`mfucb_gamma` the fidelity-switching
+thresholds of their Eq. 4.
 
 ``anytime_radius(t, δ)`` holds simultaneously for all ``t ≥ 1`` with probability ``≥ 1 − δ`` (a union
 bound with ``Σ_t δ/(2t²) ≤ δ``, two-sided), which is how IISE and successive elimination use it.
@@ -39,9 +47,14 @@ __all__ = [
     "subgaussian_radius",
     "hoeffding_radius",
     "anytime_radius",
+    "lil_radius",
     "wang_beta",
     "lucb1_beta",
     "ucb1_bonus",
+    "psi",
+    "psi_inv",
+    "psi_ucb_width",
+    "mfucb_gamma",
     "glr_threshold",
     "gaussian_kl",
     "bernoulli_kl",
@@ -145,6 +158,30 @@ def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarr
     return _safe_sqrt_ratio(num, t)
 
 
+def lil_radius(n: ArrayLike, total: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    """The *practical* elimination radius ``√(2σ² (log log T + log(1/δ)) / n)`` of the IISE baseline in the
+    code of Poiani et al. (2024, ``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``; MF-GRAD digest A14).
+
+    ``n`` is the number of samples behind the mean, ``T`` the total number of pulls made so far (all arms,
+    all fidelities) and ``δ`` the per-(arm, fidelity) confidence (IISE passes ``δ/(KM)``). It is a
+    law-of-the-iterated-logarithm *heuristic*: unlike :func:`anytime_radius` it carries no proof of
+    validity for all ``n`` at once, so a policy using it is not covered by its paper's δ-correctness
+    theorem. ``log log T`` is taken as 0 for ``T < e`` (the code's value is negative at ``T = 2`` and
+    undefined at ``T = 1``; both policies here evaluate it only after a full round, ``T ≥ K ≥ 2``).
+
+    >>> float(lil_radius(100, 500, 0.01 / 20, 0.1))  # doctest: +ELLIPSIS
+    0.0434...
+    """
+    n = _counts(n)
+    T = np.asarray(_counts(total, "total"), dtype=float)
+    d = _check_delta(delta)
+    s = _check_sigma(sigma)
+    with np.errstate(divide="ignore"):
+        loglog = np.log(np.log(np.maximum(T, math.e)))
+    num = 2.0 * s**2 * (loglog + np.log(1.0 / d))
+    return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
+
+
 def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> np.ndarray:
     """Wang et al. (2023) Eq. 4: ``β(n, t, δ) = √(log(L t⁴ / δ) / n)`` for rewards in [0, 1].
 
@@ -154,6 +191,8 @@ def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLi
     >>> float(wang_beta(10, 1, 0.1, L=4 * 5 * 3))  # doctest: +ELLIPSIS
     0.799...
     """
+    if _scalars(n, t, delta, L, sigma) and n > 0 and t >= 0 and 0 < delta < 1 and L > 0 and 0 < sigma < math.inf:
+        return 2.0 * sigma * math.sqrt(math.log(L * max(t, 1.0) ** 4 / delta) / n)
     n = _counts(n)
     t = _counts(t, "t")
     d = _check_delta(delta)
@@ -194,6 +233,8 @@ def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray
     >>> float(ucb1_bonus(5, 100))  # doctest: +ELLIPSIS
     1.35...
     """
+    if _scalars(n, t, sigma) and n > 0 and t >= 0 and 0 < sigma < math.inf:
+        return 2.0 * sigma * math.sqrt(2.0 * math.log(max(t, 1.0)) / n)
     n = _counts(n)
     t = _counts(t, "t")
     s = _check_sigma(sigma)
@@ -201,6 +242,77 @@ def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray
     return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
 
 
+def psi(eps: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
+    """Kandasamy et al. (2016) Eq. 2 for σ-sub-Gaussian rewards: ``ψ(ε) = ε² / (2σ²)``.
+
+    Gaussian rewards with standard deviation σ use that σ; rewards in [0, 1] (Bernoulli) use σ = ½, i.e.
+    Hoeffding's ``ψ(ε) = 2ε²`` (the paper's lower-bound proof).
+
+    >>> round(float(psi(0.1, sigma=0.5)), 12), round(float(psi(0.1, sigma=1.0)), 12)
+    (0.02, 0.005)
+    """
+    s = _check_sigma(sigma)
+    e = np.asarray(eps, dtype=float)
+    if e.size and not e.min() >= 0:
+        raise ValueError(f"eps = {eps} must be >= 0 (ψ is defined on [0, ∞))")
+    return e * e / (2.0 * s**2)
+
+
+def psi_inv(y: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
+    """Inverse of :func:`psi`: ``ψ⁻¹(y) = σ √(2y)`` (``+inf`` maps to ``+inf``).
+
+    >>> float(psi_inv(psi(0.3, 0.2), 0.2))  # doctest: +ELLIPSIS
+    0.3...
+    """
+    s = _check_sigma(sigma)
+    v = np.asarray(y, dtype=float)
+    if v.size and not v.min() >= 0:
+        raise ValueError(f"y = {y} must be >= 0 (ψ⁻¹ is defined on [0, ∞))")
+    return s * np.sqrt(2.0 * v)
+
+
+def psi_ucb_width(n: ArrayLike, t: ArrayLike, rho: float, sigma: ArrayLike = 0.5) -> np.ndarray:
+    """Kandasamy et al. (2016) Eq. 3: the UCB width ``ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)`` of ``n`` samples
+    at round ``t`` (``+inf`` for ``n = 0``; ``log t`` taken as 0 for ``t ≤ 1``).
+
+    ``ρ = 4`` gives UCB1's bonus :func:`ucb1_bonus`; MF-UCB's experiments use ``ρ = 2``.
+
+    >>> float(psi_ucb_width(5, 100, rho=4.0)) == float(ucb1_bonus(5, 100))
+    True
+    >>> psi_ucb_width([0, 4], 10, rho=2.0, sigma=1.0).tolist()[0]
+    inf
+    """
+    n = _counts(n)
+    t = _counts(t, "t")
+    s = _check_sigma(sigma)
+    if not (isinstance(rho, (int, float, np.floating)) and math.isfinite(rho) and rho > 0):
+        raise ValueError(f"rho = {rho} is out of range; accepted: a finite number > 0")
+    num = 2.0 * rho * s**2 * np.log(np.maximum(t, 1.0))
+    return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
+
+
+def mfucb_gamma(costs: ArrayLike, zeta: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
+    """Kandasamy et al. (2016) Eq. 4, the fidelity-switching thresholds of MF-UCB:
+    ``γ(m) = ψ⁻¹( (λ(m)/λ(m+1)) ψ(ζ(m)) )`` for ``m < M``.
+
+    Returns ``M − 1`` values. For the quadratic ψ of sub-Gaussian rewards this is
+    ``√(λ(m)/λ(m+1)) ζ(m)`` whatever σ (digest §1.10). Kandasamy digest §3.6: ``λ = (1, 10)``,
+    ``ζ = (0.2, 0)`` gives ``γ(1) = 0.0632456``.
+
+    >>> np.round(mfucb_gamma([1, 10], [0.2, 0.0], sigma=1.0), 7).tolist()
+    [0.0632456]
+    >>> np.round(mfucb_gamma([1, 10, 1000], [0.2, 0.1, 0.0], sigma=0.2), 6).tolist()
+    [0.063246, 0.01]
+    """
+    lam = np.asarray(costs, dtype=float)
+    z = np.asarray(zeta, dtype=float)
+    if lam.ndim != 1 or z.shape != lam.shape or lam.size < 1:
+        raise ValueError("costs and zeta must be 1-D sequences of the same length M >= 1")
+    if not (np.all(np.isfinite(lam)) and lam.min() > 0 and np.all(np.diff(lam) > 0)):
+        raise ValueError(f"costs = {lam.tolist()} must be finite, > 0 and strictly increasing")
+    if not (np.all(np.isfinite(z)) and z.min() >= 0):
+        raise ValueError(f"zeta = {z.tolist()} must be finite and >= 0")
+    return psi_inv(lam[:-1] / lam[1:] * psi(z[:-1], sigma), sigma)
 _GLR_KINDS = ("practical", "theory")
 
 

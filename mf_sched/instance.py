@@ -342,8 +342,16 @@ class Instance:
             name=f"synthetic-{n_arms}x{b.size}",
         )
 
-    def sampler(self, rng: np.random.Generator, block: int = 4096) -> Sampler:
-        """A fast one-at-a-time sampler drawing its noise from ``rng`` in blocks (see :class:`Sampler`)."""
+    def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> Sampler:
+        """A fast one-at-a-time sampler drawing its noise from ``rng`` in blocks (see :class:`Sampler`).
+
+        ``semantics`` is the observation model the simulator runs (``"independent"`` or ``"resumable"``,
+        see :func:`mf_sched.simulate.run_policy`). A simulated instance draws independent observations in
+        both (its means carry no per-run state); subclasses that replay real training runs
+        (:class:`mf_sched.replay.ReplayBenchmark`) continue the same run under ``"resumable"``.
+        """
+        if semantics not in ("independent", "resumable"):
+            raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
         return Sampler(self, rng, block)
 
     # ----------------------------------------------------------------------------- (de)serialisation
@@ -356,6 +364,8 @@ class Instance:
         }
         if self.ladder.gamma is not None:
             d["gamma"] = list(self.ladder.gamma)
+        if self.ladder.resources is not None:
+            d["resources"] = list(self.ladder.resources)
         if self.source:
             d["source"] = self.source
         if self.name:
@@ -397,11 +407,10 @@ class Instance:
         return f"Instance(name={self.name!r}, K={self.K}, M={self.M}, noise={self.noise.kind})"
 
 
-def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instance:
-    """Load and validate an instance JSON file.
+def read_instance_json(path: str | os.PathLike[str]) -> Any:
+    """Read an instance file's JSON (size-capped, UTF-8; never evaluated). Shared by every instance kind.
 
-    Raises ValueError (naming the field) on malformed content; warns with :class:`AssumptionWarning`
-    when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
+    Raises FileNotFoundError when missing and ValueError (naming the file) when too large or not JSON.
     """
     p = Path(path)
     if not p.is_file():
@@ -410,9 +419,19 @@ def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instanc
     if size > _MAX_FILE_BYTES:
         raise ValueError(f"instance file {str(p)!r} is {size} bytes; the limit is {_MAX_FILE_BYTES}")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        return json.loads(p.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"instance file {str(p)!r} is not valid JSON: {e}") from None
+
+
+def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instance:
+    """Load and validate an instance JSON file.
+
+    Raises ValueError (naming the field) on malformed content; warns with :class:`AssumptionWarning`
+    when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
+    """
+    p = Path(path)
+    data = read_instance_json(p)
     try:
         inst = Instance.from_dict(data, name=p.stem)
     except ValueError as e:

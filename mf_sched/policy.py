@@ -994,6 +994,13 @@ def argmax_random(values: np.ndarray, rng: np.random.Generator, *, atol: float =
     1
     """
     v = np.asarray(values, dtype=float)
+    if v.size <= 32:  # small arrays (the common case: fidelities, LUCB's arms): plain Python is ~5x faster
+        xs = v.ravel().tolist()
+        m = max(xs)
+        if m == m:  # no NaN: same ties, same generator draws as the vectorised path below
+            lo = m - atol if math.isfinite(m) else m
+            small = [i for i, x in enumerate(xs) if x >= lo]
+            return small[0] if len(small) == 1 else small[int(rng.integers(len(small)))]
     m = np.max(v)
     ties = np.flatnonzero(v >= m - atol) if np.isfinite(m) else np.flatnonzero(v == m)
     if ties.size == 1:

@@ -15,6 +15,9 @@
   stay independent draws in the simulator (a simplification: real learning curves are correlated).
 * a ``budget`` stops issuing pulls before the committed cost would exceed it (pulls beyond it are
   given back to the policy) — the capital Λ of the regret papers, or a cost cap.
+* ``trace=True`` keeps the issued pulls in issue order (:attr:`RunResult.trace`); :func:`regret_curve`
+  turns a trace into both regrets at every capital ``Λ' ≤ Λ`` (one run of an anytime policy gives the
+  whole regret-vs-capital curve).
 
 :func:`run_many` repeats runs over seeds (process-parallel, deterministic given ``seed`` whatever
 ``n_jobs``) and summarises them: mean cost with a 95% confidence interval (Student t), median, error
@@ -54,6 +57,7 @@ __all__ = [
     "Summary",
     "PolicyStalledError",
     "ResumableMeter",
+    "regret_curve",
 ]
 
 
@@ -109,6 +113,9 @@ class RunResult:
     pulls_per_fidelity: list[int]
     resumable_cost: float | None = None
     wall_time: float = 0.0
+    #: with ``run_policy(..., trace=True)``: ``(arms, fidelities)`` of the pulls in the order they were
+    #: issued (pulls the runner gave back are left out); not part of :meth:`to_dict`
+    trace: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,8 +153,12 @@ def run_policy(
     semantics: str = "independent",
     seed: int | np.random.SeedSequence | None = None,
     max_pulls: int | None = None,
+    trace: bool = False,
 ) -> RunResult:
     """Play ``policy`` on ``instance`` until it is done, the budget is spent, or ``max_pulls`` pulls.
+
+    With ``trace=True`` the result keeps the issued pulls in issue order (:attr:`RunResult.trace`), for
+    :func:`regret_curve`.
 
     Example:
         >>> from mf_sched import policy_for
@@ -176,12 +187,14 @@ def run_policy(
         raise ValueError(f"policy {policy.name!r} never stops by itself: give a budget (the capital Λ)")
     W = _check_workers(workers)
     rng = np.random.default_rng(seed)
-    sampler = instance.sampler(rng)
+    sampler = instance.sampler(rng, semantics=semantics)
     costs = np.asarray(instance.ladder.costs, dtype=float)
     meter = ResumableMeter(instance.ladder) if semantics == "resumable" else None
     outstanding: list[Any] = []
     stop_reason: str | None = None
     issued = 0
+    trace_arms: list[int] = []
+    trace_fids: list[int] = []
     t0 = time.perf_counter()
 
     def complete(pulls: list[Any]) -> None:
@@ -215,6 +228,9 @@ def run_policy(
                     stop_reason = "budget"
             issued += len(new)
             outstanding.extend(new)
+            if trace:
+                trace_arms.extend(p.arm for p in new)
+                trace_fids.extend(p.fidelity for p in new)
             if max_pulls is not None and issued >= max_pulls and stop_reason is None:
                 stop_reason = "max-pulls"
         if not outstanding:
@@ -258,7 +274,56 @@ def run_policy(
         pulls_per_fidelity=counts.sum(axis=0).tolist(),
         resumable_cost=None if meter is None else meter.total,
         wall_time=time.perf_counter() - t0,
+        trace=(np.array(trace_arms, dtype=np.int64), np.array(trace_fids, dtype=np.int64)) if trace else None,
     )
+
+
+def regret_curve(instance: Instance, arms: Any, fidelities: Any, capitals: Any) -> dict[str, np.ndarray]:
+    """Both cumulative pseudo-regrets of a play sequence at every capital in ``capitals``.
+
+    The plays ``(arms[t], fidelities[t])`` are taken in order; at capital ``Λ`` the first ``N(Λ)`` of them
+    count, ``N(Λ) = max{n : Σ_{t≤n} λ(m_t) ≤ Λ}`` (Kandasamy et al. 2016 §2, Wang et al. 2023 §4). With
+    ``µ⋆`` the best true mean and ``µ_k`` arm k's true (highest-fidelity) mean:
+
+    * ``"kandasamy"``: ``Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}`` (Kandasamy et al. 2016, Eq. 1);
+    * ``"wang"``: ``(Λ/λ(1)) µ⋆ − Σ_{t≤N} µ_{I_t}`` (Wang et al. 2023, Eq. 9);
+    * ``"plays"`` (``N(Λ)``) and ``"cost"`` (``Σ_{t≤N} λ(m_t)``).
+
+    For a policy that does not use its capital (MF-UCB, UCB1: anytime) one run to ``Λ_max`` gives the
+    curve for every ``Λ ≤ Λ_max`` (Kandasamy digest §2.2); a policy whose decisions depend on ``Λ``
+    (Wang's Elimination) needs one run per capital. At the run's own budget the values equal
+    :attr:`RunResult.regret_kandasamy` and :attr:`RunResult.regret_wang`.
+
+    >>> from mf_sched.ladder import FidelityLadder
+    >>> inst = Instance([[0.2, 0.4], [0.6, 0.8]], FidelityLadder([1.0, 10.0], [0.2, 0.0]), {"kind": "bernoulli"})
+    >>> c = regret_curve(inst, [0, 1, 1], [0, 1, 0], [1, 11, 12, 100])
+    >>> c["plays"].tolist(), np.round(c["kandasamy"], 6).tolist(), np.round(c["wang"], 6).tolist()
+    ([1, 2, 3, 3], [0.4, 0.4, 0.4, 70.8], [0.4, 7.6, 7.6, 78.0])
+    """
+    a = np.asarray(arms, dtype=np.int64).ravel()
+    f = np.asarray(fidelities, dtype=np.int64).ravel()
+    if a.shape != f.shape:
+        raise ValueError(f"arms and fidelities must have the same length, got {a.size} and {f.size}")
+    if a.size and (a.min() < 0 or a.max() >= instance.K or f.min() < 0 or f.max() >= instance.M):
+        raise ValueError(f"arms must lie in 0..{instance.K - 1} and fidelities in 0..{instance.M - 1}")
+    cap = np.asarray(capitals, dtype=float)
+    if cap.size and not (np.all(np.isfinite(cap)) and cap.min() >= 0):
+        raise ValueError("capitals must be finite numbers >= 0")
+    costs = np.asarray(instance.ladder.costs, dtype=float)
+    true = instance.true_means
+    best = float(true.max())
+    cum_cost = np.concatenate(([0.0], np.cumsum(costs[f])))
+    cum_weighted = np.concatenate(([0.0], np.cumsum(costs[f] * true[a])))
+    cum_reward = np.concatenate(([0.0], np.cumsum(true[a])))
+    # N(Λ): the largest n with cum_cost[n] <= Λ (tolerance as in the budget checks)
+    n = np.searchsorted(cum_cost, cap * (1 + 1e-12), side="right") - 1
+    return {
+        "capital": cap,
+        "plays": n,
+        "cost": cum_cost[n],
+        "kandasamy": cap * best - cum_weighted[n],
+        "wang": cap / costs[0] * best - cum_reward[n],
+    }
 
 
 def policy_for(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -85,3 +87,26 @@ def test_ucb1_with_parallel_workers_spreads_pulls():
     p = get_policy("ucb1")(n_arms=3, ladder=inst.ladder, budget=100, seed=0)
     first = p.ask_batch(3)
     assert sorted(x.arm for x in first) == [0, 1, 2]
+
+
+def test_ucb1_rho_is_the_psi_ucb_of_kandasamy_et_al():
+    """rho=None is UCB1 (= ψ-UCB with ρ = 4); rho=ρ gives the index µ̂ + ψ⁻¹(ρ log n / n_j)."""
+    from mf_sched.confidence import psi_ucb_width
+
+    inst = Instance([[0.2], [0.5], [0.8]], FidelityLadder([1.0]), {"kind": "gaussian", "sigma": 0.3})
+
+    def play(**kw):
+        p = get_policy("ucb1")(n_arms=3, ladder=inst.ladder, noise=inst.policy_noise, budget=400, seed=4, **kw)
+        return p, run_policy(p, inst, seed=5, trace=True)
+
+    p_default, r_default = play()
+    _, r_rho4 = play(rho=4)
+    assert r_default.trace[0].tolist() == r_rho4.trace[0].tolist()
+    p2, r2 = play(rho=2)
+    n = p2.counts[:, 0]
+    expected = p2.means[:, 0] + psi_ucb_width(n, n.sum(), 2.0, 0.3)
+    np.testing.assert_allclose(p2.index(), expected, rtol=1e-12)
+    assert r2.regret_kandasamy < r_default.regret_kandasamy  # less exploration on an easy instance
+    for bad in (0, -1.0, math.inf, True, "2"):
+        with pytest.raises(ValueError, match="rho"):
+            get_policy("ucb1")(n_arms=2, ladder=inst.ladder, rho=bad)

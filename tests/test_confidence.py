@@ -73,3 +73,33 @@ def test_kl_divergences():
     assert C.kl_divergence("gaussian", 0, 2, sigma=2) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="accepted"):
         C.kl_divergence("poisson", 1, 2)
+
+
+def test_psi_family_of_kandasamy_et_al():
+    # sigma-sub-Gaussian: psi(e) = e^2 / (2 sigma^2); Bernoulli / [0, 1] (sigma = 1/2) is Hoeffding's 2 e^2
+    assert C.psi(0.3, 0.5) == pytest.approx(2 * 0.09)
+    assert C.psi(0.3, 0.2) == pytest.approx(0.09 / 0.08)
+    y = np.array([0.0, 0.01, 2.5])
+    np.testing.assert_allclose(C.psi(C.psi_inv(y, 0.7), 0.7), y)
+    assert C.psi_inv(np.inf, 1.0) == np.inf
+    # the MF-UCB width psi^{-1}(rho log t / n), +inf for n = 0, and UCB1's bonus at rho = 4
+    assert C.psi_ucb_width(7, 50, 2.0, 0.2) == pytest.approx(0.2 * math.sqrt(2 * 2 * math.log(50) / 7))
+    assert C.psi_ucb_width(0, 50, 2.0) == np.inf
+    assert C.psi_ucb_width(3, 1, 2.0) == 0.0
+    np.testing.assert_allclose(C.psi_ucb_width([1, 5, 9], 77, 4.0, 0.3), C.ucb1_bonus([1, 5, 9], 77, 0.3))
+    with pytest.raises(ValueError, match="rho"):
+        C.psi_ucb_width(3, 10, 0.0)
+    with pytest.raises(ValueError, match="eps"):
+        C.psi(-0.1)
+
+
+def test_mfucb_gamma_eq4():
+    # gamma(m) = psi^{-1}((lambda_m / lambda_{m+1}) psi(zeta_m)) = sqrt(lambda_m / lambda_{m+1}) zeta_m (any sigma)
+    for sigma in (0.2, 0.5, 1.0):
+        g = C.mfucb_gamma([1, 5, 20, 50], [1.0, 0.5, 0.2, 0.0], sigma)
+        np.testing.assert_allclose(g, [math.sqrt(1 / 5), 0.5 * math.sqrt(5 / 20), 0.2 * math.sqrt(20 / 50)])
+    # Kandasamy digest §4.3: problem 1 (lambda = 1, 10, 1000) gives (0.063246, 0.01)
+    np.testing.assert_allclose(C.mfucb_gamma([1, 10, 1000], [0.2, 0.1, 0], 0.2), [0.2 * math.sqrt(0.1), 0.01])
+    assert C.mfucb_gamma([1.0], [0.0]).size == 0
+    with pytest.raises(ValueError, match="strictly increasing"):
+        C.mfucb_gamma([2, 1], [0.1, 0])

@@ -150,3 +150,19 @@ def test_shared_data_readme_exists_or_skip():
     if not SHARED_DATA.exists():
         pytest.skip("no shared data")
     assert (SHARED_DATA / "README.md").is_file()
+
+
+def test_resources_round_trip_through_json(tmp_path):
+    ladder = FidelityLadder([1.0, 3.0, 9.0], [0.2, 0.1, 0.0], resources=[1, 3, 9])
+    inst = Instance([[0.1, 0.2, 0.3], [0.3, 0.3, 0.4]], ladder, {"kind": "gaussian", "sigma": 0.1})
+    path = tmp_path / "r.json"
+    inst.save(path)
+    assert load_instance(path).ladder.resources == (1.0, 3.0, 9.0)
+
+
+def test_sampler_accepts_the_simulation_semantics(small_instance):
+    for semantics in ("independent", "resumable"):
+        s = small_instance.sampler(np.random.default_rng(0), semantics=semantics)
+        assert np.isfinite(s.draw_one(0, 0))
+    with pytest.raises(ValueError, match="semantics = 'bogus' is unknown"):
+        small_instance.sampler(np.random.default_rng(0), semantics="bogus")

@@ -203,3 +203,50 @@ def test_summary_reports_cost_against_both_lower_bounds(small_instance, bernoull
     assert b["lower_bound"] > 0 and b["tight_lower_bound"] is None and b["cost_over_tight_lower_bound"] is None
     assert "Gaussian" in b["tight_lower_bound_note"]
     assert run_many("se", small_instance, runs=2, progress=False).to_dict()["tight_lower_bound"] is None  # no δ
+def test_run_policy_hands_its_semantics_to_the_instance_sampler(small_instance):
+    seen = []
+
+    class Recording(Instance):
+        def sampler(self, rng, block=4096, *, semantics="independent"):
+            seen.append(semantics)
+            return super().sampler(rng, block, semantics=semantics)
+
+    inst = Recording(small_instance.means, small_instance.ladder, small_instance.noise)
+    for semantics in ("independent", "resumable"):
+        run_policy(policy_for("sh", inst, seed=0), inst, semantics=semantics, seed=0)
+    assert seen == ["independent", "resumable"]
+
+
+@pytest.mark.parametrize(
+    "name, workers, completion", [("ucb1", 1, "random"), ("ucb1", 3, "random"), ("sh", None, "batch")]
+)
+def test_trace_and_regret_curve_agree_with_the_run(small_instance, name, workers, completion):
+    from mf_sched.simulate import regret_curve
+
+    budget = 333.0
+    pol = policy_for(name, small_instance, seed=1)
+    r = run_policy(pol, small_instance, budget=budget, workers=workers, completion=completion, seed=2, trace=True)
+    arms, fids = r.trace
+    assert arms.size == r.n_pulls
+    counts = np.zeros((small_instance.K, small_instance.M), dtype=int)
+    np.add.at(counts, (arms, fids), 1)
+    assert counts.tolist() == pol.counts.tolist()  # issue order holds exactly the told pulls
+    c = regret_curve(small_instance, arms, fids, [0.0, 50.0, budget])
+    assert c["kandasamy"][-1] == pytest.approx(r.regret_kandasamy)
+    assert c["wang"][-1] == pytest.approx(r.regret_wang)
+    assert c["plays"][0] == 0 and c["kandasamy"][0] == 0.0
+    # N(50) is the longest prefix whose cost fits in 50
+    cum = np.cumsum(np.asarray(small_instance.ladder.costs)[fids])
+    assert c["plays"][1] == int(np.sum(cum <= 50.0)) and c["cost"][1] <= 50.0
+    assert run_policy(policy_for("ucb1", small_instance, seed=1), small_instance, budget=50, seed=2).trace is None
+
+
+def test_regret_curve_validates_input(small_instance):
+    from mf_sched.simulate import regret_curve
+
+    with pytest.raises(ValueError, match="same length"):
+        regret_curve(small_instance, [0, 1], [0], [1.0])
+    with pytest.raises(ValueError, match="arms must lie in 0..2"):
+        regret_curve(small_instance, [3], [0], [1.0])
+    with pytest.raises(ValueError, match="capitals"):
+        regret_curve(small_instance, [0], [0], [-1.0])

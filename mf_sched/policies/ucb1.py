@@ -6,6 +6,12 @@ Machine Learning 47 (2002), Figure 1 (UCB1): play each arm once, then the arm ma
 ``µ̂_j + 2σ √(2 ln n / n_j)`` (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 recovers the paper).
 ``n`` is the number of plays so far.
 
+``rho`` (optional) turns the bonus into the ψ-UCB width of Bubeck & Cesa-Bianchi (2012, §2.2), the
+single-fidelity UCB that Kandasamy et al. (2016) compare MF-UCB with:
+``µ̂_j + ψ⁻¹(ρ ln n / n_j) = µ̂_j + σ √(2ρ ln n / n_j)`` (:func:`mf_sched.confidence.psi_ucb_width`).
+``ρ = 4`` is UCB1 itself; Kandasamy et al.'s experiments run both UCB and MF-UCB with ``ρ = 2``, so a
+like-for-like comparison passes ``rho=2`` to both.
+
 It is the single-fidelity baseline of the regret papers (Kandasamy et al. 2016 compare MF-UCB with
 UCB at the highest fidelity; Wang et al. 2023 §4). Objective: cumulative regret under a cost budget
 (the capital Λ); pass ``budget``. It never stops by itself.
@@ -16,6 +22,8 @@ workers spread over arms instead of all pulling the current leader; an arm whose
 outstanding waits for its first result. With one worker this is exactly UCB1.
 
 Every sample of an arm at the working fidelity (adopted extras included) enters its mean.
+A given-back pull is handed out again before any new decision (the same arm: "the work" of a
+failed evaluation is redone rather than re-decided, which would depend on random tie-breaking).
 
 Example:
     >>> from mf_sched import FidelityLadder
@@ -29,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -46,6 +55,8 @@ class UCB1(Policy):
         n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``budget`` is the
             capital Λ; without it the policy never finishes (the simulator then needs its own budget).
         fidelity: fidelity to play (default: the highest).
+        rho: exploration constant ρ > 0 of the ψ-UCB bonus ``σ √(2ρ ln n / n_j)``; None (default) is
+            UCB1's ``2σ √(2 ln n / n_j)``, i.e. ρ = 4.
     """
 
     name = "ucb1"
@@ -53,7 +64,7 @@ class UCB1(Policy):
     objective = "regret"
     summary = "UCB1 at the highest fidelity only (regret baseline)"
     sample_agnostic = True
-    _state_attrs = ("_pending",)
+    _state_attrs = ("_pending", "_requeue")
 
     def __init__(
         self,
@@ -61,14 +72,23 @@ class UCB1(Policy):
         ladder: FidelityLadder,
         *,
         fidelity: int | None = None,
+        rho: float | None = None,
         noise: Any = None,
         budget: float | None = None,
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
         self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
-        self._set_config(fidelity=fidelity)
+        if rho is not None:
+            if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not (math.isfinite(rho) and rho > 0):
+                raise ValueError(f"rho = {rho!r} is out of range; accepted: a finite number > 0, or None (UCB1)")
+            rho = float(rho)
+        self.rho = rho
+        # bonus = coefficient · √(ln n) / √(n_j): UCB1's 2σ√2, or σ√(2ρ) for the ψ-UCB form
+        self._coef = 2.0 * self.sigma * math.sqrt(2.0) if rho is None else self.sigma * math.sqrt(2.0 * rho)
+        self._set_config(fidelity=fidelity, rho=rho)
         self._pending = np.zeros(self.n_arms, dtype=np.int64)
+        self._requeue: list[int] = []  # arms of given-back pulls, handed out again first
         self._after_load()
 
     def _after_load(self) -> None:
@@ -100,26 +120,32 @@ class UCB1(Policy):
         """Current UCB1 index of every arm (``+inf`` for arms never played nor pending, ``−inf`` for arms
         whose only plays are still outstanding)."""
         t = max(self._plays, 1)
-        coef = 2.0 * self.sigma * np.sqrt(2.0 * np.log(t)) if t > 1 else 0.0
+        coef = self._coef * math.sqrt(math.log(t))
         with np.errstate(invalid="ignore"):
             idx = self._mu + coef * np.where(np.isinf(self._w), 0.0, self._w)
         return np.where(np.isinf(self._w), np.inf, idx)
 
     def _propose(self) -> tuple[int, int] | None:
+        if self._requeue:
+            return self._requeue[0], self.fidelity
         if self._fresh > 0:  # play every arm once first (UCB1's initialisation), in random order
             cand = np.flatnonzero(np.isinf(self._w))
             return int(cand[self._rng.integers(cand.size)]), self.fidelity
         t = max(self._plays, 1)
-        coef = 2.0 * self.sigma * np.sqrt(2.0 * np.log(t))
+        coef = self._coef * math.sqrt(math.log(t))
         idx = self._mu + coef * self._w
         if idx.max() == -np.inf:  # every arm is waiting for its first result: spread the load
             return argmax_random(-self._pending.astype(float), self._rng), self.fidelity
         return argmax_random(idx, self._rng), self.fidelity
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
+        if self._requeue and self._requeue[0] == arm:
+            self._requeue.pop(0)
         self._touch(arm, +1)
 
     def _on_give_back(self, arm: int, fidelity: int) -> None:
+        if fidelity == self.fidelity:
+            self._requeue.append(arm)
         self._touch(arm, -1)
 
     def _observe(self, arm: int, fidelity: int, value: float) -> None:

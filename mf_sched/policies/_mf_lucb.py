@@ -1,0 +1,311 @@
+"""The LUCB framework for multi-fidelity best-arm identification (Wang, Wu, Chen, Lui 2023, Algorithm 1).
+
+Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandits Revisited*, NeurIPS 2023,
+§3.2.1 (Algorithm 1, Eqs. 4–5). The fidelity-selection procedures live in their own modules:
+EXPLORE-A (:mod:`.lucb_explore_a`), EXPLORE-B (:mod:`.lucb_explore_b`), EXPLORE-C (Appendix D,
+:mod:`.lucb_explore_c`) and the Appendix C baseline that always pulls the highest fidelity
+(:mod:`.lucb_highest`). This module is shared machinery and registers nothing.
+
+Per arm ``k`` and fidelity ``m`` the policy keeps ``N_k^(m)`` and ``µ̂_k^(m)`` (never pooled across
+fidelities; these are the shared statistics :attr:`Policy.counts` / :attr:`Policy.means`, so every sample —
+adopted extras included — is used). With the confidence radius of Eq. 4,
+``β(n, t, δ) = √(log(L t⁴/δ)/n)`` for rewards in [0, 1], generalised to σ-sub-Gaussian rewards as
+``2σ √(log(L t⁴/δ)/n)`` (:func:`mf_sched.confidence.wang_beta`; σ = 1/2 is the paper's formula; the
+factor-2 slack in the exponent is the paper's and is kept, digest A18), and ``L = 4KM`` by default (the
+smallest value Theorem 3.4 allows, digest A3):
+
+* ``UCB_k = min_m (µ̂_k^(m) + ζ(m) + β(N_k^(m), t, δ))``, ``LCB_k = max_m (µ̂_k^(m) − ζ(m) − β(·))`` (Eq. 5);
+  fidelities without samples are ignored (β = ∞). For rewards bounded in [a, b] the bounds are clipped to
+  [a, b], which matches the paper's initialisation (UCB = 1, LCB = 0 before any sample); for sub-Gaussian
+  rewards they are not clipped;
+* each round ``t = 1, 2, …``: recompute the bounds, take ``ℓ_t = argmax_k UCB_k`` and
+  ``u_t = argmax_{k ≠ ℓ_t} UCB_k`` (the **top two UCBs**, not the empirical best — the proof relies on
+  ``UCB_ℓ ≥ UCB_u``); stop and answer ``ℓ_t`` when ``LCB_{ℓ_t} > UCB_{u_t}``; otherwise run
+  ``EXPLORE(u_t)`` then ``EXPLORE(ℓ_t)`` and go to round ``t + 1``. The printed loop ("while LCB ≤ UCB do
+  select; explore; output ℓ_t") tests the stopping rule with the previous round's arms; we use the order
+  the proofs use (recompute → select → test → explore; digest A1);
+* ``t`` is the LUCB round index starting at 1 (digest A2: each (k, m) is pulled at most once per round,
+  which is what the proof's union bound over ``n ≤ t`` needs). ``t_mode="pulls"`` uses the total number of
+  pulls + 1 instead, as Poiani et al. 2024's re-implementation does (more conservative);
+* ties are broken uniformly at random with the policy's seeded generator (digest A13).
+
+Correctness (Theorem 3.4) holds for every EXPLORE procedure, because stopping only uses the β-intervals.
+**Termination does not**: on ``poiani2024-lucb-nonstop.json`` EXPLORE-A and EXPLORE-B concentrate on a
+fidelity whose bias ζ(m) keeps the two intervals from separating and never stop (digest A7). Every
+policy here therefore takes a cost cap (``budget``: the run stops before exceeding it and recommends
+uncertified, ``reason == "budget"``) and a round cap (``max_rounds``, default 10⁷: ``reason ==
+"exhausted"``): it never loops forever. An uncertified answer is the arm with the largest LCB.
+
+Parallel workers: a round is the pulls of ``EXPLORE(u_t)`` and ``EXPLORE(ℓ_t)`` — 2 pulls (EXPLORE-A, -C,
+highest fidelity) or up to ``2M`` (EXPLORE-B's uniform sweeps) — handed out together; the next round
+waits for all of them (a barrier), so decisions do not depend on ``W`` or on the completion order, and
+workers beyond the round size idle: LUCB is a sequential algorithm (for many workers prefer IISE).
+
+Observation semantics: the guarantee is for independent pulls. Under resumable runs every sample of
+``(k, m)`` must come from its own replica (seed) of arm ``k``, the ``r``-th sample of every fidelity from
+replica ``r`` (fixed in advance): the per-(k, m) intervals then stay valid (the union bound over
+fidelities needs no independence between them) and the cost of advancing replica ``r`` from ``m'`` to
+``m`` is ``λ(m) − λ(m')``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mf_sched.confidence import wang_beta
+from mf_sched.ladder import FidelityLadder
+from mf_sched.noise import Bounded
+from mf_sched.policy import Recommendation, RoundPolicy, argmax_random, check_delta
+
+__all__ = ["MFLUCB", "PriorBoundsLUCB"]
+
+
+class MFLUCB(RoundPolicy):
+    """Algorithm 1 of Wang et al. (2023) with an abstract EXPLORE; see the module docstring.
+
+    Args:
+        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        delta: confidence; the answer is the best arm with probability ≥ 1 − δ (Theorem 3.4).
+        L: the factor of the radius, ``L ≥ 4KM`` (Theorem 3.4); default ``4KM``.
+        t_mode: ``"round"`` (t = LUCB round index, default) or ``"pulls"`` (t = pulls so far + 1).
+        max_rounds: stop after this many rounds without certifying (``None``: no round cap — then only a
+            ``budget`` prevents an endless run on instances where the procedure cannot stop).
+    """
+
+    objective = "best-arm"
+    sample_agnostic = True
+    _state_attrs = ("_t", "_identified", "_exhausted", "_leader", "_challenger")
+
+    def __init__(
+        self,
+        n_arms: int,
+        ladder: FidelityLadder,
+        *,
+        delta: float = 0.05,
+        L: float | None = None,
+        t_mode: str = "round",
+        max_rounds: int | None = 10_000_000,
+        noise: Any = None,
+        budget: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        self.delta = check_delta(delta)
+        K, M = self.n_arms, self.M
+        if L is None:
+            L_val = 4.0 * K * M
+        else:
+            try:
+                L_val = float(L)
+            except (TypeError, ValueError):
+                raise ValueError(f"L must be a number >= 4KM = {4 * K * M}, got {L!r}") from None
+            if not (math.isfinite(L_val) and L_val >= 4.0 * K * M):
+                raise ValueError(f"L = {L} is out of range; accepted: a finite number >= 4KM = {4 * K * M} (Thm 3.4)")
+        self.L = L_val
+        if t_mode not in ("round", "pulls"):
+            raise ValueError(f"t_mode = {t_mode!r} is unknown; accepted: 'round', 'pulls'")
+        self.t_mode = t_mode
+        if max_rounds is not None:
+            if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
+                raise ValueError(f"max_rounds = {max_rounds!r} is out of range; accepted: an integer >= 1, or None")
+            max_rounds = int(max_rounds)
+        self.max_rounds = max_rounds
+        self._lam = np.asarray(ladder.costs, dtype=float)
+        self._sqrt_lam = np.sqrt(self._lam)
+        lo, hi = (self.noise.low, self.noise.high) if isinstance(self.noise, Bounded) else (-np.inf, np.inf)
+        self._clip = (float(lo), float(hi))
+        self._t = 0
+        self._identified = -1
+        self._exhausted = False
+        self._leader = -1
+        self._challenger = -1
+        self._init_explore()
+        self._set_config(
+            delta=self.delta,
+            L=None if L is None else L_val,
+            t_mode=t_mode,
+            max_rounds=max_rounds,
+            **self._explore_config(),
+        )
+        self._start()
+
+    # ------------------------------------------------------------------ subclass hooks
+    #: set by subclasses: one-line description of EXPLORE
+    explore_name: ClassVar[str] = ""
+
+    def _init_explore(self) -> None:
+        """Validate the procedure's own arguments (stored as attributes before ``__init__`` runs)."""
+
+    def _explore_config(self) -> dict[str, Any]:
+        return {}
+
+    def _explore(self, k: int, t: int) -> list[int]:
+        """Fidelities to pull for arm ``k`` in round ``t`` (the leader of the round is :attr:`_leader`)."""
+        raise NotImplementedError
+
+    def _after_round(self) -> None:
+        """Hook run when the round's results are all in (EXPLORE-B's commit test)."""
+
+    # ------------------------------------------------------------------ statistics
+    def round_index(self) -> int:
+        """The ``t`` of the radius for the round being decided."""
+        return self._t + 1 if self.t_mode == "round" else self._n_told + 1
+
+    def _mu_hat(self) -> np.ndarray:
+        """Empirical means per (arm, fidelity); 0 where there is no sample (its radius is +inf)."""
+        return self._sums / np.maximum(self._counts, 1)
+
+    def beta(self, t: int) -> np.ndarray:
+        """``β(N_k^(m), t, δ)`` for every (arm, fidelity) (``inf`` without samples); Eq. 4 via
+        :func:`mf_sched.confidence.wang_beta`, evaluated as ``β(1, t, δ)/√N`` (one log per round)."""
+        c = float(wang_beta(1, t, self.delta, self.L, self.sigma))
+        n = self._counts
+        return np.where(n > 0, c / np.sqrt(np.maximum(n, 1)), np.inf)
+
+    def bounds(self, t: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(UCB_k, LCB_k)`` of Eq. 5 for every arm at round ``t`` (default: the round being decided)."""
+        t = self.round_index() if t is None else t
+        mu = self._mu_hat()
+        beta = self.beta(t)
+        zb = beta + self._zeta  # inf where N = 0, so those fidelities never bind the min / max
+        ucb = (mu + zb).min(axis=1)
+        lcb = (mu - zb).max(axis=1)
+        lo, hi = self._clip
+        if lo > -np.inf:
+            np.minimum(ucb, hi, out=ucb)
+            np.maximum(lcb, lo, out=lcb)
+        return ucb, lcb
+
+    # ------------------------------------------------------------------ the loop
+    def _next_round(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.n_arms == 1:
+            self._identified = 0
+            return None
+        if self.max_rounds is not None and self._t >= self.max_rounds:
+            self._exhausted = True
+            return None
+        t = self.round_index()
+        ucb, lcb = self.bounds(t)
+        lead = argmax_random(ucb, self._rng)
+        u = ucb.copy()
+        u[lead] = -np.inf
+        chal = argmax_random(u, self._rng)
+        self._leader, self._challenger = lead, chal
+        if lcb[lead] > ucb[chal]:
+            self._identified = lead
+            return None
+        fu = self._explore(chal, t)
+        fl = self._explore(lead, t)
+        arms = np.array([chal] * len(fu) + [lead] * len(fl), dtype=np.int64)
+        return arms, np.asarray(fu + fl, dtype=np.int64)
+
+    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
+        pass  # estimates come from the shared per-(arm, fidelity) statistics
+
+    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
+        pass
+
+    def _round_complete(self) -> None:
+        self._t += 1
+        self._after_round()
+
+    # ------------------------------------------------------------------ answers
+    def _recommend(self) -> Recommendation:
+        details: dict[str, Any] = {"rounds": self._t, "leader": self._leader, "challenger": self._challenger}
+        if self._identified >= 0:
+            return Recommendation(
+                arm=self._identified,
+                certified=True,
+                reason="identified",
+                cost=self.cost,
+                n_pulls=self.n_pulls,
+                delta=self.delta,
+                details=details,
+            )
+        arm = None
+        if self.n_pulls:
+            ucb, lcb = self.bounds()
+            top = np.flatnonzero(lcb == lcb.max())
+            arm = int(top[np.argmax(ucb[top])])
+            details.update(lcb=float(lcb[arm]))
+        reason = "exhausted" if self._exhausted else self._default_reason()
+        return Recommendation(
+            arm=arm,
+            certified=False,
+            reason=reason,
+            cost=self.cost,
+            n_pulls=self.n_pulls,
+            delta=self.delta,
+            details=details,
+        )
+
+    def _describe(self) -> dict[str, Any]:
+        d = super()._describe()
+        d.update(t=self._t, leader=self._leader, challenger=self._challenger, explore=self.explore_name)
+        return d
+
+
+class PriorBoundsLUCB(MFLUCB):
+    """LUCB whose EXPLORE needs the prior bounds of Wang et al. §3.2.2 (EXPLORE-A and EXPLORE-B):
+    ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (best arm's true mean) and ``mu2_lower`` = µ̃2 ≤ µ_2^(M) (second best's)."""
+
+    def __init__(
+        self,
+        n_arms: int,
+        ladder: FidelityLadder,
+        *,
+        mu1_upper: float,
+        mu2_lower: float,
+        delta: float = 0.05,
+        L: float | None = None,
+        t_mode: str = "round",
+        max_rounds: int | None = 10_000_000,
+        noise: Any = None,
+        budget: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        vals = []
+        for name, v in (("mu1_upper", mu1_upper), ("mu2_lower", mu2_lower)):
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must be a number, got {v!r}") from None
+            if not math.isfinite(f):
+                raise ValueError(f"{name} = {v} is not finite")
+            vals.append(f)
+        if not vals[0] > vals[1]:
+            raise ValueError(
+                f"mu1_upper = {vals[0]} must be greater than mu2_lower = {vals[1]} (an upper bound on the best "
+                "arm's true mean and a lower bound on the second best's)"
+            )
+        self.mu1_upper, self.mu2_lower = vals
+        super().__init__(
+            n_arms,
+            ladder,
+            delta=delta,
+            L=L,
+            t_mode=t_mode,
+            max_rounds=max_rounds,
+            noise=noise,
+            budget=budget,
+            seed=seed,
+        )
+
+    def _explore_config(self) -> dict[str, Any]:
+        return {"mu1_upper": self.mu1_upper, "mu2_lower": self.mu2_lower}
+
+    def delta_hat(self, k: int) -> np.ndarray:
+        """Online ancillary gaps ``Δ̂_k^(m)`` (§3.2.2) with the round's leader in place of arm 1."""
+        mu = self._sums[k] / np.maximum(self._counts[k], 1)
+        if k == self._leader:
+            return (mu - self._zeta) - self.mu2_lower
+        return self.mu1_upper - (mu + self._zeta)
+
+    @classmethod
+    def example_params(cls, instance: Any) -> dict[str, Any]:
+        """The instance's true best and second-best means (tight prior bounds)."""
+        top = np.sort(np.asarray(instance.true_means, dtype=float))[::-1]
+        return {"mu1_upper": float(top[0]), "mu2_lower": float(top[1]) if top.size > 1 else float(top[0]) - 1.0}

@@ -1,0 +1,581 @@
+"""ζ-aware elimination of *resumable runs* at rungs: the decision engine of the pruner and schedulers.
+
+The papers' policies (IISE, Poiani et al. 2022, Algorithm 1) draw ``t_m`` independent samples of every
+surviving arm at fidelity ``m``. In tuning, an arm is usually a *training run* that advances through the
+rungs of the ladder (epochs 1, 3, 9, …) and yields **one** value per rung (one per seed when ``r`` seeds of
+a configuration run side by side). This module is IISE's elimination rule (Eq. 3) applied with one round per
+rung, which is what an Optuna pruner and Ray Tune schedulers can execute:
+
+    stop run ``i`` at rung ``m`` as soon as some recorded run ``j`` has
+    ``(v_j(m) − B_j(m)) − (v_i(m) + B_i(m)) ≥ 2 ζ(m)``           (``bias="zeta"``, Eq. 3)
+    or ``≥ γ(m)``                                                    (``bias="gamma"``, IISE-γ §5)
+
+where ``v_i(m)`` is the (mean over ``r`` seeds of the) metric of run ``i`` at rung ``m`` (maximised; adapters
+negate losses) and ``B_i(m) = σ_m √(2 log(2 / δ_{i,m}) / r)`` is the fixed-sample sub-Gaussian radius
+(:func:`~mf_sched.confidence.subgaussian_radius`, two-sided) at per-(run, rung) confidence ``δ_{i,m}``.
+
+**Why it is δ-correct.** On the event ``E`` that every recorded value is within its radius of its mean
+``µ_i(m)`` — probability ``≥ 1 − Σ_{i,m} δ_{i,m} ≥ 1 − δ`` by a union bound — and with
+``|µ_i(m) − µ_i| ≤ ζ(m)`` (the ladder's bias bound), the inequality gives ``µ_j ≥ µ_i``: a stopped run is
+never strictly better than the run that stopped it. The union bound needs no independence between the
+rungs of one run, so the correlation along a learning curve does not break it. The rule fires against
+*any* recorded run, so it may be applied **synchronously** (all runs at a rung, then simultaneous
+decisions: :meth:`RungEliminator.decide_rung`, the Ray ``IISEScheduler``) or **asynchronously** (decide for a
+run when it reports, against whatever is recorded so far: :meth:`RungEliminator.should_stop`, the Optuna
+``MFPruner`` and the asynchronous Ray scheduler) with the same guarantee; the asynchronous version stops
+fewer runs early, never wrongly more.
+
+**Confidence split.** With ``n_arms = K`` known, ``δ_{i,m} = δ / (K M)`` (IISE's ``δ/(KM)``). When the
+number of runs is open-ended (an Optuna study without ``n_trials``), run number ``k = 1, 2, …`` gets
+``δ_k = 6 δ / (π² k²)`` (``Σ_k δ_k = δ``), split over the ``M`` rungs; the radius then grows like
+``√log k``, the price of not knowing ``K``. The index ``k`` is the run's *registration index*, which
+adapters fix from the framework (Optuna's trial number), so every process computes the same radii.
+
+**Certificate.** At the top rung (``ζ(M) = 0``) the best recorded run ``ρ`` is recommended. If every run that
+was not stopped has reached the top rung, then on ``E`` the best run is among them and ``ρ`` is
+``ε``-optimal with ``ε = max_{j≠ρ} (v_j + B_j) − (v_ρ − B_ρ)`` over those runs (``ε ≤ 2 max B``; ``ε = 0``
+when ``ρ`` is the only one left: *identified*). Runs that failed or were abandoned before the top rung
+without being stopped are listed as *uncovered*: the guarantee is then over the other runs only.
+
+**Heuristic option.** ``eta`` additionally stops a run that is not in the best ``⌈n/η⌉`` of the ``n`` values
+recorded at its rung (successive-halving style, as ASHA and Optuna's pruners do). It saves compute when ζ
+is wide, but the δ-guarantee no longer holds and the certificate says so (``guaranteed = False``).
+
+Example:
+    >>> from mf_sched import FidelityLadder
+    >>> from mf_sched.rungs import RungEliminator
+    >>> ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.15, 0.05, 0.0], resources=[1, 3, 9])
+    >>> eng = RungEliminator(ladder, delta=0.05, sigma=0.01, n_arms=4)
+    >>> for key, v in {"a": 0.5, "b": 0.1, "c": 0.45, "d": 0.3}.items():
+    ...     eng.report(key, 0, v)
+    >>> eng.decide_rung(0)            # the 2ζ = 0.3 band at rung 0 separates only "b"
+    ['b']
+    >>> for key, v in {"a": 0.7, "c": 0.68, "d": 0.5}.items():
+    ...     eng.report(key, 1, v)
+    >>> eng.decide_rung(1)
+    ['d']
+    >>> eng.report("a", 2, 0.8); eng.report("c", 2, 0.79)
+    >>> eng.decide_rung(2), eng.certificate().key
+    ([], 'a')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mf_sched._serialize import StateFormatError, decode, encode
+from mf_sched.confidence import subgaussian_radius
+from mf_sched.ladder import FidelityLadder
+from mf_sched.policy import check_delta
+
+__all__ = ["RungEliminator", "RungCertificate", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST"]
+
+#: status codes of a run
+RUNNING, STOPPED, HALTED, FINISHED, LOST = 0, 1, 2, 3, 4
+_STATUS_NAMES = {RUNNING: "running", STOPPED: "stopped", HALTED: "halted", FINISHED: "finished", LOST: "lost"}
+_FORMAT = "mf_sched.RungEliminator/1"
+
+
+@dataclass(frozen=True)
+class RungCertificate:
+    """What the engine can say about the best run so far.
+
+    Attributes:
+        key: the recommended run (best value at the top rung), or ``None`` when no run reached it.
+        value: its top-rung value (in the engine's maximisation convention).
+        identified: every other run was stopped by the rule, none is running or uncovered: ``key`` is the
+            best run with probability ``≥ 1 − δ``.
+        epsilon: ``key`` is ``ε``-optimal among the covered runs with probability ``≥ 1 − δ``; ``None``
+            while some run that was not stopped has not reached the top rung (still running).
+        guaranteed: ``False`` when the heuristic ``eta`` option stopped runs (the statements above then
+            do not hold) or when there is nothing to certify.
+        delta: the confidence parameter.
+        counts: runs per status (``running``, ``stopped``, ``halted``, ``finished``, ``lost``).
+        uncovered: runs that failed or were abandoned below the top rung without being stopped.
+        cost: resource spent, ``Σ_i λ(highest rung i reported)`` (resumable accounting).
+    """
+
+    key: Hashable | None
+    value: float | None
+    identified: bool
+    epsilon: float | None
+    guaranteed: bool
+    delta: float
+    counts: Mapping[str, int] = field(default_factory=dict)
+    uncovered: tuple[Hashable, ...] = ()
+    cost: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": self.value,
+            "identified": self.identified,
+            "epsilon": self.epsilon,
+            "guaranteed": self.guaranteed,
+            "delta": self.delta,
+            "counts": dict(self.counts),
+            "uncovered": list(self.uncovered),
+            "cost": self.cost,
+        }
+
+
+def _check_key(key: Any) -> Hashable:
+    if isinstance(key, bool) or not isinstance(key, (str, int, np.integer)):
+        raise TypeError(f"run key {key!r} must be a str or an int (e.g. an Optuna trial number or a Ray trial id)")
+    return int(key) if isinstance(key, np.integer) else key
+
+
+class RungEliminator:
+    """ζ-aware elimination of resumable runs, rung by rung (see the module docstring).
+
+    Args:
+        ladder: the fidelity ladder; rung ``m`` is fidelity ``m`` (``ladder.zeta``; ``ladder.gamma`` when
+            ``bias="gamma"``; ``ladder.costs`` for cost accounting).
+        delta: confidence δ ∈ (0, 1).
+        sigma: sub-Gaussian scale of one run's metric around its mean at each rung (seed-to-seed noise):
+            a number or one per rung, ``≥ 0``. ``0`` treats values as exact (then only the bias band
+            separates runs: a modelling choice outside the guarantee unless runs are deterministic).
+        replicas: seeds averaged per value ``r ≥ 1`` (the radius shrinks like ``1/√r``).
+        n_arms: the number of runs ``K`` if known (δ split ``δ/(KM)``); ``None``: open-ended
+            (``6δ/(π² k²)`` per run ``k``). Registering more than ``n_arms`` runs raises ValueError.
+        bias: ``"zeta"`` (``2ζ(m)``, IISE) or ``"gamma"`` (``γ(m)``, IISE-γ; needs ``ladder.gamma``).
+        eta: optional successive-halving cut ``η > 1`` on top of the rule (heuristic; voids the guarantee).
+        min_rung_reports: the ``eta`` cut applies at a rung only once this many values are recorded there
+            (default ``⌈η⌉``).
+    """
+
+    def __init__(
+        self,
+        ladder: FidelityLadder,
+        *,
+        delta: float = 0.05,
+        sigma: float | Sequence[float] = 0.5,
+        replicas: int = 1,
+        n_arms: int | None = None,
+        bias: str = "zeta",
+        eta: float | None = None,
+        min_rung_reports: int | None = None,
+    ) -> None:
+        if not isinstance(ladder, FidelityLadder):
+            raise TypeError(f"ladder must be a FidelityLadder, got {type(ladder).__name__}")
+        self.ladder = ladder
+        M = ladder.M
+        self.M = M
+        self.delta = check_delta(delta)
+        s = np.broadcast_to(np.asarray(sigma, dtype=float), (M,)).copy() if np.ndim(sigma) == 0 else None
+        if s is None:
+            s = np.asarray(sigma, dtype=float).ravel()
+            if s.size != M:
+                raise ValueError(f"sigma has {s.size} values but the ladder has {M} rungs; give one number or {M}")
+        if not (np.isfinite(s).all() and (s >= 0).all()):
+            raise ValueError(f"sigma = {np.asarray(sigma).tolist()} is out of range; accepted: finite numbers >= 0")
+        self.sigma = s
+        if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 1:
+            raise ValueError(f"replicas = {replicas!r} is out of range; accepted: an integer >= 1")
+        self.replicas = int(replicas)
+        if n_arms is not None and (isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 1):
+            raise ValueError(f"n_arms = {n_arms!r} is out of range; accepted: an integer >= 1, or None (open-ended)")
+        self.n_arms = None if n_arms is None else int(n_arms)
+        if bias not in ("zeta", "gamma"):
+            raise ValueError(f"bias = {bias!r} is unknown; accepted: 'zeta', 'gamma'")
+        if bias == "gamma" and ladder.gamma is None:
+            raise ValueError("bias = 'gamma' needs ladder.gamma (FidelityLadder(..., gamma=[...]))")
+        self.bias = bias
+        self.margin = (
+            2.0 * np.asarray(ladder.zeta, dtype=float) if bias == "zeta" else np.asarray(ladder.gamma, dtype=float)
+        )
+        if eta is not None:
+            e = float(eta)
+            if not (math.isfinite(e) and e > 1):
+                raise ValueError(f"eta = {eta!r} is out of range; accepted: a finite number > 1, or None")
+            eta = e
+        self.eta = eta
+        if min_rung_reports is None:
+            min_rung_reports = 1 if eta is None else int(math.ceil(eta))
+        if (
+            isinstance(min_rung_reports, bool)
+            or not isinstance(min_rung_reports, (int, np.integer))
+            or min_rung_reports < 1
+        ):
+            raise ValueError(f"min_rung_reports = {min_rung_reports!r} is out of range; accepted: an integer >= 1")
+        self.min_rung_reports = int(min_rung_reports)
+        self._costs = np.asarray(ladder.costs, dtype=float)
+        self._keys: list[Hashable] = []
+        self._index_of: dict[Hashable, int] = {}
+        cap = 16
+        self._vals = np.full((cap, M), np.nan)
+        self._order = np.zeros(cap, dtype=np.int64)  # registration index k (0-based) that sets δ_k
+        self._status = np.zeros(cap, dtype=np.int64)
+        self._stop_rung = np.full(cap, -1, dtype=np.int64)
+        self._reached = np.full(cap, -1, dtype=np.int64)
+        self._halted_any = False
+
+    # ------------------------------------------------------------------ registration and reports
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index_of
+
+    @property
+    def keys(self) -> list[Hashable]:
+        """Registered runs, in registration order."""
+        return list(self._keys)
+
+    def _grow(self, n: int) -> None:
+        cap = self._vals.shape[0]
+        if n <= cap:
+            return
+        new = max(n, 2 * cap)
+        pad = new - cap
+        self._vals = np.vstack([self._vals, np.full((pad, self.M), np.nan)])
+        self._order = np.concatenate([self._order, np.zeros(pad, dtype=np.int64)])
+        self._status = np.concatenate([self._status, np.zeros(pad, dtype=np.int64)])
+        self._stop_rung = np.concatenate([self._stop_rung, np.full(pad, -1, dtype=np.int64)])
+        self._reached = np.concatenate([self._reached, np.full(pad, -1, dtype=np.int64)])
+
+    def register(self, key: Hashable, index: int | None = None) -> int:
+        """Add a run (idempotent) and return its row. ``index`` fixes its registration index ``k`` (0-based)
+        for the open-ended δ split — adapters pass a number every process agrees on (Optuna's trial
+        number); default: the order of registration."""
+        key = _check_key(key)
+        row = self._index_of.get(key)
+        if row is not None:
+            return row
+        n = len(self._keys)
+        if self.n_arms is not None and n >= self.n_arms:
+            raise ValueError(
+                f"more than n_arms = {self.n_arms} runs registered; raise n_arms or pass None (open-ended)"
+            )
+        if index is not None and (isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0):
+            raise ValueError(f"index = {index!r} is out of range; accepted: an integer >= 0")
+        self._grow(n + 1)
+        self._keys.append(key)
+        self._index_of[key] = n
+        self._order[n] = n if index is None else int(index)
+        return n
+
+    def report(self, key: Hashable, rung: int, value: float) -> None:
+        """Record run ``key``'s value at ``rung`` (maximised). Re-reporting the same value is a no-op (so a
+        state can be rebuilt from a framework's storage); a different value for a recorded rung, a NaN or
+        infinite value, or a rung outside ``0..M−1`` raises ValueError and changes nothing."""
+        if isinstance(rung, bool) or not isinstance(rung, (int, np.integer)) or not 0 <= rung < self.M:
+            raise ValueError(f"rung = {rung!r} is out of range; accepted: an integer in 0..{self.M - 1}")
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"value = {value!r} for run {key!r} at rung {rung} must be finite")
+        key = _check_key(key)
+        row = self._index_of.get(key)
+        if row is not None:
+            old = self._vals[row, rung]
+            if not math.isnan(old):
+                if old != v:
+                    raise ValueError(f"run {key!r} already has value {old} at rung {rung}; got {v}")
+                return
+        row = self.register(key)
+        self._vals[row, rung] = v
+        if rung > self._reached[row]:
+            self._reached[row] = rung
+        if rung == self.M - 1 and self._status[row] == RUNNING:
+            self._status[row] = FINISHED
+
+    def mark_lost(self, key: Hashable) -> None:
+        """A run failed or was abandoned: it stays as evidence but is no longer waited for. A run that
+        reached the top rung or was stopped keeps its status."""
+        row = self._row(key)
+        if self._status[row] == RUNNING:
+            self._status[row] = LOST
+
+    def revive(self, key: Hashable) -> None:
+        """Undo :meth:`mark_lost` (a retried trial that continues from its checkpoint)."""
+        row = self._row(key)
+        if self._status[row] == LOST:
+            self._status[row] = RUNNING
+
+    def _row(self, key: Hashable) -> int:
+        try:
+            return self._index_of[key]
+        except KeyError:
+            raise KeyError(f"unknown run {key!r}") from None
+
+    def status(self, key: Hashable) -> str:
+        """``"running"``, ``"stopped"`` (by the rule), ``"halted"`` (by the ``eta`` cut), ``"finished"``
+        (reached the top rung) or ``"lost"``."""
+        return _STATUS_NAMES[int(self._status[self._row(key)])]
+
+    def stop_rung(self, key: Hashable) -> int | None:
+        """The rung at which the run was stopped or halted, else None."""
+        r = int(self._stop_rung[self._row(key)])
+        return None if r < 0 else r
+
+    def value(self, key: Hashable, rung: int) -> float | None:
+        v = self._vals[self._row(key), rung]
+        return None if math.isnan(v) else float(v)
+
+    def reached(self, key: Hashable) -> int:
+        """Highest rung with a recorded value (−1: none)."""
+        return int(self._reached[self._row(key)])
+
+    # ------------------------------------------------------------------ statistics
+    def _delta_run(self, rows: np.ndarray) -> np.ndarray:
+        if self.n_arms is not None:
+            return np.full(rows.shape, self.delta / self.n_arms)
+        k = self._order[rows].astype(float) + 1.0
+        return 6.0 * self.delta / (math.pi**2 * k * k)
+
+    def radius(self, key: Hashable, rung: int) -> float:
+        """``B_i(m)``: the confidence radius of run ``key``'s value at ``rung``."""
+        row = np.array([self._row(key)])
+        return float(self._radii(row, rung)[0])
+
+    def _radii(self, rows: np.ndarray, rung: int) -> np.ndarray:
+        s = float(self.sigma[rung])
+        if s == 0.0 or rows.size == 0:
+            return np.zeros(rows.shape)
+        d = self._delta_run(rows) / self.M
+        return s * subgaussian_radius(self.replicas, d / 2.0, 1.0)
+
+    def _rung_evidence(self, rung: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows with a value at ``rung``, their values and radii."""
+        n = len(self._keys)
+        v = self._vals[:n, rung]
+        rows = np.flatnonzero(~np.isnan(v))
+        return rows, v[rows], self._radii(rows, rung)
+
+    # ------------------------------------------------------------------ decisions
+    def _dominated(self, rows: np.ndarray, rung: int) -> tuple[np.ndarray, np.ndarray]:
+        """For ``rows`` with a value at ``rung``: (stopped by the rule, halted by the eta cut)."""
+        erows, ev, er = self._rung_evidence(rung)
+        if rows.size == 0 or erows.size == 0:
+            z = np.zeros(rows.size, dtype=bool)
+            return z, z.copy()
+        best_lcb = float(np.max(ev - er))
+        vi = self._vals[rows, rung]
+        rule = best_lcb - (vi + self._radii(rows, rung)) >= self.margin[rung] - 1e-12
+        halt = np.zeros(rows.size, dtype=bool)
+        if self.eta is not None and rung < self.M - 1 and erows.size >= self.min_rung_reports:
+            keep = max(1, math.ceil(erows.size / self.eta - 1e-9))
+            # the keep-th largest recorded value; ties at the cut survive
+            cut = float(np.partition(ev, ev.size - keep)[ev.size - keep])
+            halt = (vi < cut) & ~rule
+        return rule, halt
+
+    def _apply(self, rows: np.ndarray, rung: int, rule: np.ndarray, halt: np.ndarray) -> list[Hashable]:
+        out: list[Hashable] = []
+        for r, s in ((rows[rule], STOPPED), (rows[halt], HALTED)):
+            if r.size:
+                self._status[r] = s
+                self._stop_rung[r] = rung
+                out.extend(self._keys[i] for i in r.tolist())
+                if s == HALTED:
+                    self._halted_any = True
+        return out
+
+    def should_stop(self, key: Hashable) -> bool:
+        """Asynchronous decision for one run, at every rung it has reached, against every value recorded
+        there so far; marks it stopped/halted when true. A run already stopped or halted stays so."""
+        row = self._row(key)
+        st = int(self._status[row])
+        if st in (STOPPED, HALTED):
+            return True
+        for m in range(int(self._reached[row]) + 1):
+            if math.isnan(self._vals[row, m]):
+                continue
+            rows = np.array([row])
+            rule, halt = self._dominated(rows, m)
+            if m == self.M - 1 or m < self._reached[row]:
+                halt[:] = False  # the eta cut acts at the run's current rung below the top only
+            if rule[0] or halt[0]:
+                if m == self.M - 1 and st == FINISHED:
+                    self._status[row] = STOPPED
+                    self._stop_rung[row] = m
+                    return True
+                self._apply(rows, m, rule, halt)
+                return True
+        return False
+
+    def decide_rung(self, rung: int, keys: Iterable[Hashable] | None = None) -> list[Hashable]:
+        """Synchronous decision at ``rung``: among ``keys`` (default: every running or finished run with a
+        value there), stop those the rule eliminates against all values recorded at ``rung``;
+        simultaneous, as in IISE. Returns the stopped (and, with ``eta``, halted) keys in registration
+        order. Runs without a value at ``rung`` are skipped."""
+        if isinstance(rung, bool) or not isinstance(rung, (int, np.integer)) or not 0 <= rung < self.M:
+            raise ValueError(f"rung = {rung!r} is out of range; accepted: an integer in 0..{self.M - 1}")
+        n = len(self._keys)
+        if keys is None:
+            st = self._status[:n]
+            rows = np.flatnonzero(((st == RUNNING) | (st == FINISHED)) & ~np.isnan(self._vals[:n, rung]))
+        else:
+            rows = np.array(sorted({self._row(k) for k in keys}), dtype=np.int64)
+            rows = rows[~np.isnan(self._vals[rows, rung]) & np.isin(self._status[rows], (RUNNING, FINISHED))]
+        rule, halt = self._dominated(rows, rung)
+        if rung == self.M - 1:
+            halt[:] = False
+        return self._apply(rows, rung, rule, halt)
+
+    def active(self) -> list[Hashable]:
+        """Runs neither stopped, halted nor lost (running or finished)."""
+        n = len(self._keys)
+        rows = np.flatnonzero(np.isin(self._status[:n], (RUNNING, FINISHED)))
+        return [self._keys[i] for i in rows.tolist()]
+
+    # ------------------------------------------------------------------ answer
+    @property
+    def cost(self) -> float:
+        """Resumable cost: ``Σ_i λ(highest rung of run i)``."""
+        n = len(self._keys)
+        r = self._reached[:n]
+        return float(self._costs[r[r >= 0]].sum())
+
+    def certificate(self) -> RungCertificate:
+        """The best run at the top rung and what can be certified about it (see :class:`RungCertificate`)."""
+        n = len(self._keys)
+        st = self._status[:n]
+        counts = {name: int((st == code).sum()) for code, name in _STATUS_NAMES.items()}
+        top = self.M - 1
+        vtop = self._vals[:n, top]
+        have = np.flatnonzero(~np.isnan(vtop))
+        uncovered = tuple(self._keys[i] for i in np.flatnonzero((st == LOST) & (self._reached[:n] < top)).tolist())
+        if have.size == 0:
+            return RungCertificate(None, None, False, None, False, self.delta, counts, uncovered, self.cost)
+        # best top-rung value; ties broken by registration order (deterministic in every process)
+        rho = int(have[np.argmax(vtop[have])])
+        surviving = np.flatnonzero(np.isin(st, (RUNNING, FINISHED, LOST)))
+        running_below = surviving[(st[surviving] == RUNNING) & (self._reached[surviving] < top)]
+        guaranteed = not self._halted_any
+        eps: float | None = None
+        identified = False
+        if running_below.size == 0:
+            cov = surviving[~np.isnan(vtop[surviving])]
+            others = cov[cov != rho]
+            if others.size == 0:
+                eps = 0.0
+                identified = not uncovered and int(st[rho]) in (RUNNING, FINISHED)
+            else:
+                b = self._radii(others, top)
+                b_rho = float(self._radii(np.array([rho]), top)[0])
+                eps = max(0.0, float(np.max(vtop[others] + b)) - (float(vtop[rho]) - b_rho))
+        return RungCertificate(
+            key=self._keys[rho],
+            value=float(vtop[rho]),
+            identified=bool(identified and guaranteed),
+            epsilon=eps,
+            guaranteed=guaranteed,
+            delta=self.delta,
+            counts=counts,
+            uncovered=uncovered,
+            cost=self.cost,
+        )
+
+    def rung_table(self) -> list[dict[str, Any]]:
+        """Per rung: runs with a value, runs stopped/halted there, best value, margin and radius (of run 1)."""
+        n = len(self._keys)
+        out = []
+        for m in range(self.M):
+            v = self._vals[:n, m]
+            have = ~np.isnan(v)
+            out.append(
+                {
+                    "rung": m,
+                    "cost": float(self._costs[m]),
+                    "reported": int(have.sum()),
+                    "stopped": int(((self._stop_rung[:n] == m) & (self._status[:n] == STOPPED)).sum()),
+                    "halted": int(((self._stop_rung[:n] == m) & (self._status[:n] == HALTED)).sum()),
+                    "best": float(v[have].max()) if have.any() else None,
+                    "margin": float(self.margin[m]),
+                }
+            )
+        return out
+
+    def describe(self) -> str:
+        """One line per rung, for ``debug_string`` and logs."""
+        c = self.certificate()
+        lines = [
+            f"RungEliminator: {len(self)} runs, {c.counts.get('running', 0)} running, "
+            f"{c.counts.get('stopped', 0)} stopped, {c.counts.get('halted', 0)} halted, "
+            f"{c.counts.get('finished', 0)} finished; cost {c.cost:g}; best {c.key!r}"
+        ]
+        for row in self.rung_table():
+            best = "-" if row["best"] is None else f"{row['best']:.4g}"
+            lines.append(
+                f"  rung {row['rung']} (λ={row['cost']:g}, margin {row['margin']:.3g}): {row['reported']} reported, "
+                f"{row['stopped']} stopped, {row['halted']} halted, best {best}"
+            )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ state
+    def config(self) -> dict[str, Any]:
+        return {
+            "ladder": self.ladder.to_dict(),
+            "delta": self.delta,
+            "sigma": self.sigma.tolist(),
+            "replicas": self.replicas,
+            "n_arms": self.n_arms,
+            "bias": self.bias,
+            "eta": self.eta,
+            "min_rung_reports": self.min_rung_reports,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """Exact, JSON-safe state (keys, values, statuses), restored by :meth:`from_state_dict`."""
+        n = len(self._keys)
+        return encode(
+            {
+                "format": _FORMAT,
+                "config": self.config(),
+                "keys": list(self._keys),
+                "values": self._vals[:n].copy(),
+                "order": self._order[:n].copy(),
+                "status": self._status[:n].copy(),
+                "stop_rung": self._stop_rung[:n].copy(),
+                "halted_any": self._halted_any,
+            }
+        )
+
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any]) -> RungEliminator:
+        """Rebuild an engine saved by :meth:`state_dict`; every field is validated."""
+        d = decode(state)
+        if not isinstance(d, dict) or d.get("format") != _FORMAT:
+            raise StateFormatError(f"not a saved RungEliminator (format {_FORMAT!r} expected)")
+        cfg = d["config"]
+        if not isinstance(cfg, dict):
+            raise StateFormatError("config must be a mapping")
+        cfg = dict(cfg)
+        ladder = FidelityLadder.from_dict(cfg.pop("ladder"))
+        eng = cls(ladder, **cfg)
+        keys = d["keys"]
+        if not isinstance(keys, list):
+            raise StateFormatError("keys must be a list")
+        n = len(keys)
+        arrays = {name: d[name] for name in ("values", "order", "status", "stop_rung")}
+        for name, a in arrays.items():
+            if not isinstance(a, np.ndarray) or a.shape[0] != n:
+                raise StateFormatError(f"{name} must be an array with one row per key ({n})")
+        if arrays["values"].shape != (n, eng.M):
+            raise StateFormatError(f"values must have shape ({n}, {eng.M})")
+        if np.isinf(arrays["values"]).any():
+            raise StateFormatError("values must be finite or NaN (not recorded)")
+        if n and not np.isin(arrays["status"], list(_STATUS_NAMES)).all():
+            raise StateFormatError("status holds an unknown code")
+        if n and ((arrays["stop_rung"] < -1) | (arrays["stop_rung"] >= eng.M)).any():
+            raise StateFormatError("stop_rung out of range")
+        for i, k in enumerate(keys):
+            try:
+                eng.register(k, index=int(arrays["order"][i]))
+            except (TypeError, ValueError) as e:
+                raise StateFormatError(f"keys[{i}]: {e}") from None
+        if len(eng) != n:
+            raise StateFormatError("keys must be unique")
+        eng._vals[:n] = arrays["values"]
+        eng._status[:n] = arrays["status"]
+        eng._stop_rung[:n] = arrays["stop_rung"]
+        have = ~np.isnan(eng._vals[:n])
+        eng._reached[:n] = np.where(have.any(axis=1), eng.M - 1 - np.argmax(have[:, ::-1], axis=1), -1)
+        eng._halted_any = bool(d["halted_any"])
+        return eng
