@@ -406,3 +406,14 @@ def test_config_round_trip_rebuilds_equal_policies():
         p = get_policy(name)(n_arms=3, ladder=lad, delta=0.1, seed=2, **kw)
         q = type(p).from_config(p.config())
         assert q.config() == p.config() and np.array_equal(q.thresholds, p.thresholds)
+
+
+def test_rounding_level_thresholds_make_the_final_phase() -> None:
+    """Eq. 8 gives α ~ 1e-15 when two biases differ by rounding error: that phase is the final one."""
+    from mf_sched import FidelityLadder
+    from mf_sched.policies.iise import IISE, phase_length
+
+    assert phase_length(2.2e-15, 1e-4, 1.0) is None
+    ladder = FidelityLadder([1.0, 4.0, 9.0], [0.3, 0.3 - 1e-16, 0.0])
+    p = IISE(3, ladder, delta=0.1, thresholds=[2.2e-15, 0.1, 0.0], seed=0)
+    assert p.phase_lengths[0] is None
