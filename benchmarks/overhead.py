@@ -1,4 +1,4 @@
-"""Per-pull overhead of the policies: time of one ask + tell, at K = 10, 1,000 and 100,000 arms, M = 5.
+"""Per-pull overhead of the policies: time of one ask + tell, at K = 10, 100, 1,000 and 100,000 arms, M = 5.
 
 For each registered finite-armed policy (or those given with --policies) and each K, a fresh policy is
 driven pull by pull (``ask()`` then ``tell()``, the sequential path adapters use) with rewards drawn in
@@ -109,7 +109,7 @@ def time_policy(name: str, K: int, pairs: int, seed: int = 0) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--policies", nargs="*", default=None, help="policy names (default: all finite-armed)")
-    ap.add_argument("--arms", nargs="*", type=int, default=[10, 1000, 100_000])
+    ap.add_argument("--arms", nargs="*", type=int, default=[10, 100, 1000, 100_000])
     ap.add_argument("--pairs", type=int, default=30_000, help="ask+tell pairs timed per (policy, K)")
     ap.add_argument("--out", default="benchmarks/results/overhead.json")
     args = ap.parse_args(argv)

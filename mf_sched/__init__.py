@@ -11,7 +11,14 @@ The core (this package) depends on numpy and scipy only; adapters live in :mod:`
 
 from __future__ import annotations
 
-from mf_sched.bounds import LowerBound, cost_lower_bound, instance_lower_bound
+from mf_sched.bounds import (
+    LowerBound,
+    TightLowerBound,
+    cost_lower_bound,
+    instance_lower_bound,
+    instance_tight_lower_bound,
+    tight_lower_bound,
+)
 from mf_sched.instance import AssumptionWarning, Instance, load_instance
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded, NoiseModel, SubGaussian
@@ -49,15 +56,18 @@ __all__ = [
     "RunResult",
     "SubGaussian",
     "Summary",
+    "TightLowerBound",
     "UnknownPullError",
     "build_policy",
     "cost_lower_bound",
     "get_policy",
     "instance_lower_bound",
+    "instance_tight_lower_bound",
     "list_policies",
     "load_instance",
     "policy_for",
     "register",
     "run_many",
     "run_policy",
+    "tight_lower_bound",
 ]

@@ -21,6 +21,7 @@ function                    formula                                             
 ``lucb1_beta``              ``σ √(2 log(k₁ K t⁴ / δ) / u)`` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
 ``ucb1_bonus``              ``2σ √(2 log t / n)``  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
 ``psi_ucb_width``           ``ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)``               Kandasamy et al. 2016 Eq. 3
+``glr_threshold``           ``log(K/δ) + M log(1 + log t)`` (GLR stopping, "practical") Poiani et al. 2024 (code)
 =========================== ====================================================== ==========================
 
 Kandasamy et al. (2016) write concentration as ``P(X̄_s − µ > ε) < ν exp(−s ψ(ε))`` (their Eq. 2).
@@ -54,6 +55,7 @@ __all__ = [
     "psi_inv",
     "psi_ucb_width",
     "mfucb_gamma",
+    "glr_threshold",
     "gaussian_kl",
     "bernoulli_kl",
     "kl_divergence",
@@ -311,6 +313,52 @@ def mfucb_gamma(costs: ArrayLike, zeta: ArrayLike, sigma: ArrayLike = 0.5) -> np
     if not (np.all(np.isfinite(z)) and z.min() >= 0):
         raise ValueError(f"zeta = {z.tolist()} must be finite and >= 0")
     return psi_inv(lam[:-1] / lam[1:] * psi(z[:-1], sigma), sigma)
+_GLR_KINDS = ("practical", "theory")
+
+
+def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1, kind: str = "practical") -> Any:
+    """Stopping threshold ``β(t, δ)`` of the multi-fidelity GLR test of MF-GRAD (Poiani et al. 2024).
+
+    ``t`` is the number of samples in the statistic (at least 1), ``K = n_arms``, ``M = n_fidelities``;
+    natural logs. The forms are those of the authors' released code (digest ``poiani2024-mfgrad-spec.md``
+    §3, A1); the paper's own statement could not be checked:
+
+    * ``"practical"`` (every experiment of the paper): ``log(K/δ) + M log(1 + log t)``. Not covered by
+      the theory (a heuristic calibration, as in the Track-and-Stop literature).
+    * ``"theory"`` (the code's commented-out form): ``log(K/δ) + 2M log(1 + log(K/δ)) + 12M log(3 + log t)
+      + 2M``: a union over the K − 1 wrong answers of a deviation bound on the 2M coordinates of two arms
+      (Kaufmann–Koolen-style mixture martingales).
+
+    With ``M = 1`` these are the single-fidelity thresholds of GRAD (the authors' GRAD comment has a
+    variant with ``log(4 log(1/δ) + 1)``; we use the multi-fidelity form with ``M = 1`` throughout).
+
+    >>> round(float(glr_threshold(400, 0.01, n_arms=4, n_fidelities=5)), 3)
+    15.715
+    >>> round(float(glr_threshold(400, 0.01, n_arms=4, n_fidelities=5, kind="theory")), 3)
+    167.215
+    """
+    d = _check_delta(delta)
+    if kind not in _GLR_KINDS:
+        raise ValueError(f"kind = {kind!r} is unknown; accepted: {', '.join(_GLR_KINDS)}")
+    if n_arms < 1 or n_fidelities < 1:
+        raise ValueError(f"n_arms = {n_arms} and n_fidelities = {n_fidelities} must be >= 1")
+    K, M = float(n_arms), float(n_fidelities)
+    if type(t) in _SCALAR:
+        if not t >= 1:
+            raise ValueError(f"t = {t} must be >= 1 (the statistic needs samples)")
+        lt = math.log(t)
+        lk = math.log(K / d)
+        if kind == "practical":
+            return lk + M * math.log1p(lt)
+        return lk + 2 * M * math.log1p(lk) + 12 * M * math.log(3 + lt) + 2 * M
+    ta = np.asarray(t, dtype=float)
+    if ta.size and not ta.min() >= 1:
+        raise ValueError("t must be >= 1 (the statistic needs samples)")
+    lt = np.log(ta)
+    lk = np.log(K / d)
+    if kind == "practical":
+        return lk + M * np.log1p(lt)
+    return lk + 2 * M * np.log1p(lk) + 12 * M * np.log(3 + lt) + 2 * M
 
 
 # ---------------------------------------------------------------------------------------------- KL

@@ -21,7 +21,9 @@
 
 :func:`run_many` repeats runs over seeds (process-parallel, deterministic given ``seed`` whatever
 ``n_jobs``) and summarises them: mean cost with a 95% confidence interval (Student t), median, error
-rate, regrets, and the instance's cost lower bound (:mod:`mf_sched.bounds`).
+rate, regrets, and the instance's cost lower bounds (:mod:`mf_sched.bounds`): ``lower_bound`` is Wang et al.
+(2023) Thm 3.1 / Poiani et al. (2022) Thm 1, ``tight_lower_bound`` the tight bound of Poiani et al. (2024)
+(``C*(µ) · kl(δ, 1 − δ)``, Gaussian instances only), each with its ``cost_over_…`` ratio.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import numpy as np
 from scipy import stats
 
 from mf_sched._progress import Progress
-from mf_sched.bounds import instance_lower_bound
+from mf_sched.bounds import instance_lower_bound, instance_tight_lower_bound
 from mf_sched.instance import Instance
 from mf_sched.policy import Policy, Recommendation
 from mf_sched.registry import build_policy, get_policy
@@ -373,12 +375,22 @@ class Summary:
     instance: str | None = None
     assumptions: dict[str, Any] = field(default_factory=dict)
     results: list[RunResult] = field(default_factory=list)
+    tight_lower_bound: float | None = None
+    tight_lower_bound_note: str = ""
 
     @property
     def cost_over_lower_bound(self) -> float | None:
+        """Mean cost over the Wang et al. (2023) Thm 3.1 / Poiani et al. (2022) Thm 1 bound."""
         if not self.lower_bound:
             return None
         return self.cost_mean / self.lower_bound
+
+    @property
+    def cost_over_tight_lower_bound(self) -> float | None:
+        """Mean cost over the tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)``."""
+        if not self.tight_lower_bound:
+            return None
+        return self.cost_mean / self.tight_lower_bound
 
     def to_dict(self, per_run: bool = False) -> dict[str, Any]:
         def num(x: float | None) -> float | None:
@@ -397,6 +409,8 @@ class Summary:
             },
             "lower_bound": num(self.lower_bound),
             "cost_over_lower_bound": num(self.cost_over_lower_bound),
+            "tight_lower_bound": num(self.tight_lower_bound),
+            "cost_over_tight_lower_bound": num(self.cost_over_tight_lower_bound),
             "recommendations": self.recommendations,
             "certified_rate": self.certified_rate,
             "stop_reasons": self.stop_reasons,
@@ -408,6 +422,7 @@ class Summary:
             "pulls_per_fidelity": self.pulls_per_fidelity_mean,
             "resumable_cost": num(self.resumable_cost_mean),
             "lower_bound_note": self.lower_bound_note,
+            "tight_lower_bound_note": self.tight_lower_bound_note,
             "instance": self.instance,
             "assumptions": self.assumptions,
         }
@@ -530,11 +545,16 @@ def summarize(
     """Aggregate :class:`RunResult` objects (see :class:`Summary`)."""
     costs = np.array([r.cost for r in results], dtype=float)
     mean, ci = mean_ci95(costs)
-    lb_value = None
-    note = ""
+    lb_value = tight_value = None
+    note = tight_note = ""
     if delta is not None and instance.has_unique_best and instance.K >= 2:
         lb = instance_lower_bound(instance, delta)
         lb_value, note = lb.value, lb.note
+        tight = instance_tight_lower_bound(instance, delta)
+        if tight is None:
+            tight_note = "the tight bound is derived for Gaussian noise only"
+        else:
+            tight_value, tight_note = tight.value, tight.note
     recs = Counter("none" if r.recommendation.arm is None else str(r.recommendation.arm) for r in results)
     res_costs = [r.resumable_cost for r in results if r.resumable_cost is not None]
     return Summary(
@@ -561,4 +581,6 @@ def summarize(
         instance=instance.name,
         assumptions=instance.check_assumptions().to_dict(),
         results=results if keep_results else [],
+        tight_lower_bound=tight_value,
+        tight_lower_bound_note=tight_note,
     )

@@ -133,12 +133,15 @@ def test_cli_simulate_json(tmp_path, small_instance, capsys):
         "cost",
         "lower_bound",
         "cost_over_lower_bound",
+        "tight_lower_bound",
+        "cost_over_tight_lower_bound",
         "recommendations",
     ):
         assert key in out
     assert set(out["cost"]) >= {"mean", "ci95", "median"}
     assert out["policy"] == "se" and out["runs"] == 5 and out["error_rate"] == 0.0
     assert out["cost_over_lower_bound"] == pytest.approx(out["cost"]["mean"] / out["lower_bound"])
+    assert out["cost_over_tight_lower_bound"] == pytest.approx(out["cost"]["mean"] / out["tight_lower_bound"])
 
 
 def test_cli_params_and_errors(tmp_path, small_instance, capsys):
@@ -163,7 +166,8 @@ def test_cli_params_and_errors(tmp_path, small_instance, capsys):
         )
         == 0
     )
-    assert "cost mean" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "cost mean" in table and "cost / lower bound" in table and "cost / tight lower bound" in table
     assert main(["simulate", "--policy", "sh", "--instance", str(path), "--param", "bogus=1", "--no-progress"]) == 2
     assert "does not accept parameter(s) ['bogus']" in capsys.readouterr().err
     assert main(["simulate", "--policy", "nope", "--instance", str(path)]) == 2
@@ -183,6 +187,22 @@ def test_cli_policies(capsys):
     assert "Kalyanakrishnan" in json.loads(capsys.readouterr().out)["lucb1"]["paper"]
 
 
+def test_summary_reports_cost_against_both_lower_bounds(small_instance, bernoulli_instance):
+    """``lower_bound`` keeps its meaning (Wang et al. 2023 Thm 3.1); ``tight_lower_bound`` is Poiani et al.
+    2024's C*(µ)·kl(δ, 1−δ), larger on this instance, and is None for Bernoulli noise."""
+    from mf_sched.bounds import instance_lower_bound, instance_tight_lower_bound
+
+    s = run_many("se", small_instance, runs=3, delta=0.05, progress=False)
+    d = s.to_dict()
+    assert d["lower_bound"] == pytest.approx(instance_lower_bound(small_instance, 0.05).value)
+    assert d["tight_lower_bound"] == pytest.approx(instance_tight_lower_bound(small_instance, 0.05).value)
+    assert d["tight_lower_bound"] > d["lower_bound"] > 0
+    assert d["cost_over_tight_lower_bound"] == pytest.approx(s.cost_mean / d["tight_lower_bound"])
+    assert d["cost_over_tight_lower_bound"] < d["cost_over_lower_bound"]
+    b = run_many("se", bernoulli_instance, runs=2, delta=0.05, progress=False).to_dict()
+    assert b["lower_bound"] > 0 and b["tight_lower_bound"] is None and b["cost_over_tight_lower_bound"] is None
+    assert "Gaussian" in b["tight_lower_bound_note"]
+    assert run_many("se", small_instance, runs=2, progress=False).to_dict()["tight_lower_bound"] is None  # no δ
 def test_run_policy_hands_its_semantics_to_the_instance_sampler(small_instance):
     seen = []
 

@@ -1,0 +1,423 @@
+"""MF-GRAD: asymptotically optimal multi-fidelity best-arm identification (Poiani et al. 2024).
+
+Paper: R. Poiani, R. Degenne, E. Kaufmann, A. M. Metelli, M. Restelli, *Optimal Multi-Fidelity Best-Arm
+Identification*, NeurIPS 2024 (arXiv 2406.03033), algorithm MF-GRAD; constants and step order from the
+authors' released code (``riccardopoiani/adv-mf-bai``, ``algorithms/gradient.py``), as recorded in the
+digest ``papers/poiani2024-mfgrad-spec.md`` (§3). The paper's body could not be read when this was
+written (digest §0): where this docstring says "the code", the paper's text is unverified.
+
+**Model.** K arms, M fidelities with costs ``λ_1 < … < λ_M`` and bias bounds ``ζ`` (``ζ_M = 0``);
+Gaussian observations with known σ (the noise model's σ; for bounded rewards the Hoeffding σ); the
+true means satisfy ``|µ_{i,m} − µ_{i,M}| ≤ ζ_m`` (the set ``M_MF``); the best arm is ``argmax_i µ_{i,M}``.
+Objective: stop with the best arm with probability ≥ 1 − δ at the smallest expected cost.
+
+**Algorithm** (one gradient step per pull; ``t`` = pulls so far including the current one):
+
+1. *Initialisation*: pull every (arm, fidelity) once, arm-major order (cost ``K Σ_m λ_m``).
+2. *Gradient* (digest §2.4, A8): at the previous iterate ``ω̃`` (cost proportions, initially uniform) and
+   the current empirical means ``µ̂``, solve the closest alternative with weights ``ω̃/λ`` over all
+   answers (:func:`mf_sched.alternative.best_response`: answer ``i``, challenger ``b``, alternative
+   ``θ*``); the supergradient is ``g_{j,m} = d(µ̂_{j,m}, θ*_{j,m})/λ_m`` for ``j ∈ {i, b}``, 0 elsewhere.
+3. *Cost-of-round factor*: ``g ← g · c(π̃)`` with ``c(π̃) = 1/Σ ω̃/λ`` (digest §3 step 5: the online
+   learner is fed gains ``c_t F(·, µ̂_t)``, which also makes the step invariant to the unit of cost).
+4. *Exponential weights* on the simplex of the K·M pairs: ``G ← G + g``, ``ω̃ ∝ exp(η_n G)`` with
+   ``η_n = 0.25`` (default, the code's MF-GRAD-CONST) or ``1/√(n + 1)`` (``learning_rate="theory"``),
+   ``n`` = gradient steps so far.
+5. *Pull proportions and forced exploration* (in pull space, A3): ``π̃ ∝ ω̃/λ``,
+   ``π′ = (1 − γ_t) π̃ + γ_t/(KM)``, ``γ_t = 1/(4√t)``.
+6. *C-tracking*: ``Cum ← Cum + π′``; pull ``argmax (Cum − N)``; ties go to the lowest fidelity, then
+   the lowest arm (the code's M×K layout, A13).
+7. *Stopping* (after every observation, once every pair has a sample): the GLR statistic
+   ``Z = max_i min_{b≠i} f(i, b; N, µ̂)`` (digest §2.3, pull counts as weights, maximum over every
+   answer as in the code, A4) against ``β(t, δ) = log(K/δ) + M log(1 + log t)`` (``threshold=
+   "practical"``, every experiment of the paper; not covered by the theory) or the code's theoretical
+   form (``threshold="theory"``, :func:`mf_sched.confidence.glr_threshold`); stop when ``Z ≥ β`` and
+   recommend the maximising answer.
+
+**Paper/code ambiguities and how they are resolved here** (digest §6):
+
+* A1 threshold: default practical (as in the paper's experiments); ``"theory"`` follows the code's
+  commented-out form, which we could not check against the paper.
+* A2 learning rate: default 0.25 (MF-GRAD-CONST, empirically better in the paper's appendix and in our
+  runs); ``"theory"`` gives ``1/√(n + 1)``.
+* A5 the GLR is not reduced by the projection cost of ``µ̂`` onto ``M_MF`` (as in the code). It stays
+  δ-correct: a wrong answer ``î`` can only stop when the true ``µ`` restricted to arms ``î`` and ``i*``
+  is an admissible alternative, whose cost is a 2M-coordinate deviation; the same union bound as the
+  theoretical threshold covers it.
+* A6 **the authors' single-fidelity bug is not reproduced**: their pair solver returns "no value" when
+  the ordering constraint is slack, which with ``M = 1`` makes the statistic pick a wrong answer
+  (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 gave arm 2 with 2.025). Here a slack pair is
+  worth ``v_i + v_b`` exactly (:mod:`mf_sched.alternative`); that case gives the first arm with 0.025
+  (tested).
+* A7 gradient components: ``gradient="useful"`` (default, the code) zeroes, for ``m < M``, the
+  components along which the constraint pushes the wrong way (``θ*_{b,M} ≤ µ̂_{b,m} + ζ_m`` for the
+  challenger, ``θ*_{i,M} ≥ µ̂_{i,m} − ζ_m`` for the answer); they are 0 anyway once ``µ̂ ∈ M_MF``.
+  ``gradient="danskin"`` keeps the exact supergradient.
+* A9 the code's extreme-interval candidates are replaced by the exact derivative root; A10 exponential
+  weights in float64 with the maximum subtracted (the code uses ``float128`` and the minimum, which
+  overflows in float64 and is missing on some platforms); exact zeros after underflow are handled
+  exactly by the solver. A11 no clipping of ``µ̂``. A12 stop on "≥", the statistic is evaluated only
+  once every pair has a sample.
+* The threshold's ``t`` is the number of samples in the statistic (told pulls); ``γ_t``'s ``t`` counts
+  pulls handed out including the current one (the code's ``t`` when there is one worker).
+
+**Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.alternative`:
+``O(K M log M)`` per gradient step when ``µ̂`` satisfies the constraints (the paper's ``O(K² M²)`` is
+the worst case, approached only while many arms are inconsistent). After each observation the exact
+GLR statistic is computed only when an ``O(K log K + KM)`` upper bound built from the last exact
+solution (:func:`mf_sched.alternative.response_upper_bound`) reaches the threshold, so the stopping
+time and answer are exactly those of evaluating it every time (tested) at a fraction of the cost.
+
+**Parallel workers** (``W`` outstanding pulls; digest §7.6): every ``ask`` takes one gradient step and
+tracks ``Cum − (N + pending)``, where *pending* counts the pulls handed out and not yet told, so ``W``
+workers receive ``W`` different pulls that follow the target proportions instead of ``W`` copies of the
+same deficit. Estimates, gradients and the GLR use told observations only. The initial sweep is handed
+out at once; until its last result is back ``ask`` returns None (the gradient needs every mean). The
+stopping rule is checked after each ``tell`` (once per ``tell_batch``); pulls still outstanding when it
+fires are paid for and recorded, but the answer does not change. Given-back pulls leave the tracking
+deficit open, so the work is handed out again.
+
+**Options that are not the paper's** (``benchmarks/mf_grad_improvements.py`` measures them; both off by
+default, see that script's verdict): ``forced_exploration="cost"`` spends the forced exploration
+uniformly in cost rather than in pulls (same √t growth of every count, so the asymptotic argument is
+unchanged; cheaper when the top fidelity is expensive); ``warm_start=True`` starts the exponential
+weights, after the sweep, from the prior ``½ ω*(µ̃) + ½ uniform`` where ``ω*`` are the optimal cost
+proportions of the lower bound for the plug-in model ``µ̃`` (the sweep's means projected on the model);
+an exponential-weights prior with full support keeps the regret bound up to an additive
+``log(2KM)``.
+
+**Semantics**: *independent pulls* only (every pull is a fresh Gaussian sample costing ``λ_m``). Every
+sample of a pair (adopted pulls included) enters its mean and count (``sample_agnostic``): the GLR is
+valid whatever the sampling rule. With resumable training runs, repeated pulls of (arm, fidelity) need
+independent replicas (seeds); without them the model, hence the guarantee, does not hold.
+
+Example:
+    >>> from mf_sched import FidelityLadder, SubGaussian
+    >>> from mf_sched.policies.mf_grad import MFGrad
+    >>> import numpy as np
+    >>> mu = np.array([[0.4, 0.5], [0.5, 0.6], [0.3, 0.35]])
+    >>> p = MFGrad(n_arms=3, ladder=FidelityLadder([0.5, 5.0], [0.1, 0.0]), noise=SubGaussian(0.1), delta=0.01)
+    >>> rng = np.random.default_rng(0)
+    >>> while not p.done:
+    ...     pull = p.ask(); p.tell(pull, mu[pull.arm, pull.fidelity] + 0.1 * rng.standard_normal())
+    >>> rec = p.recommendation()
+    >>> rec.arm, rec.certified
+    (1, True)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from mf_sched.alternative import alternative_means, best_response, project, response_upper_bound
+from mf_sched.bounds import tight_lower_bound
+from mf_sched.confidence import glr_threshold
+from mf_sched.ladder import FidelityLadder
+from mf_sched.policy import Policy, Recommendation, check_delta
+from mf_sched.registry import register
+
+_THRESHOLDS = ("practical", "theory")
+_GRADIENTS = ("useful", "danskin")
+_EXPLORATION = ("pulls", "cost")
+
+
+@register
+class MFGrad(Policy):
+    """MF-GRAD (Poiani et al. 2024): sub-gradient ascent on cost proportions, C-tracking, GLR stopping.
+
+    Args:
+        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``noise`` gives σ
+            (Gaussian noise with known σ is the paper's model).
+        delta: confidence; the answer is the best arm with probability ≥ 1 − δ (with the theoretical
+            threshold; the practical one is the paper's experimental choice).
+        learning_rate: a constant step ``> 0`` (default 0.25, MF-GRAD-CONST) or ``"theory"``
+            (``1/√(n + 1)``).
+        threshold: ``"practical"`` (default) or ``"theory"``, see :func:`mf_sched.confidence.glr_threshold`.
+        gradient: ``"useful"`` (default, the authors' code) or ``"danskin"`` (exact supergradient).
+        forced_exploration: ``"pulls"`` (default, the authors' code: uniform over the K·M pairs in pull
+            space) or ``"cost"`` (uniform in cost space, ∝ 1/λ in pull space).
+        warm_start: start the exponential weights, after the initial sweep, from the plug-in optimal cost
+            proportions mixed half-and-half with the uniform ones instead of the uniform ones.
+    """
+
+    name = "mf-grad"
+    paper = (
+        "Poiani, Degenne, Kaufmann, Metelli, Restelli 2024 (NeurIPS), Optimal Multi-Fidelity Best-Arm "
+        "Identification, MF-GRAD"
+    )
+    objective = "best-arm"
+    summary = "asymptotically optimal multi-fidelity BAI: gradient ascent on cost proportions, GLR stopping"
+    sample_agnostic = True
+    _state_attrs = ("_G", "_omega", "_cum", "_pending", "_n_grad", "_identified", "_log_prior")
+    #: GRAD: use the highest fidelity only
+    _top_only: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        n_arms: int,
+        ladder: FidelityLadder,
+        *,
+        delta: float = 0.05,
+        learning_rate: float | str = 0.25,
+        threshold: str = "practical",
+        gradient: str = "useful",
+        forced_exploration: str = "pulls",
+        warm_start: bool = False,
+        noise: Any = None,
+        budget: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        self.delta = check_delta(delta)
+        if isinstance(learning_rate, str):
+            if learning_rate != "theory":
+                raise ValueError(f"learning_rate = {learning_rate!r} is unknown; accepted: a number > 0 or 'theory'")
+        else:
+            lr = float(learning_rate) if not isinstance(learning_rate, bool) else math.nan
+            if not (math.isfinite(lr) and lr > 0):
+                raise ValueError(
+                    f"learning_rate = {learning_rate!r} is out of range; accepted: a number > 0 or 'theory'"
+                )
+            learning_rate = lr
+        if threshold not in _THRESHOLDS:
+            raise ValueError(f"threshold = {threshold!r} is unknown; accepted: {', '.join(map(repr, _THRESHOLDS))}")
+        if gradient not in _GRADIENTS:
+            raise ValueError(f"gradient = {gradient!r} is unknown; accepted: {', '.join(map(repr, _GRADIENTS))}")
+        if forced_exploration not in _EXPLORATION:
+            accepted = ", ".join(map(repr, _EXPLORATION))
+            raise ValueError(f"forced_exploration = {forced_exploration!r} is unknown; accepted: {accepted}")
+        if not isinstance(warm_start, bool):
+            raise ValueError(f"warm_start must be True or False, got {warm_start!r}")
+        self.learning_rate = learning_rate
+        self.threshold = threshold
+        self.gradient = gradient
+        self.forced_exploration = forced_exploration
+        self.warm_start = warm_start
+        self._set_config(
+            delta=self.delta,
+            learning_rate=learning_rate,
+            threshold=threshold,
+            gradient=gradient,
+            forced_exploration=forced_exploration,
+            warm_start=warm_start,
+        )
+        M = self.M
+        self._off = M - 1 if self._top_only else 0
+        self._sl = slice(self._off, M)
+        Mu = M - self._off
+        self._Mu = Mu
+        self._lam = self._costs[self._sl].copy()
+        self._z = self._zeta[self._sl].copy()
+        K = self.n_arms
+        self._G = np.zeros((K, Mu))
+        self._omega = np.full((K, Mu), 1.0 / (K * Mu))
+        self._cum = np.zeros((K, Mu))
+        self._pending = np.zeros((K, Mu), dtype=np.int64)
+        self._n_grad = 0
+        self._identified = 0 if K == 1 else -1
+        self._log_prior = np.zeros((K, Mu))
+        # forced-exploration distribution over pairs, in pull space
+        explore = np.ones((K, Mu)) if forced_exploration == "pulls" else np.broadcast_to(1.0 / self._lam, (K, Mu))
+        self._explore = explore / explore.sum()
+        self._after_load()
+
+    # ----------------------------------------------------------------------------- caches
+    def _after_load(self) -> None:
+        self._n_zero = int(np.count_nonzero(self._counts[:, self._sl] == 0))
+        self._free_ptr = 0  # no pair before it has N + pending == 0 (a lower bound; advanced lazily)
+        self._tentative: tuple[Any, ...] | None = None
+        self._glr_hint: Any = None  # the last exact GLR best response (a cache: decisions never depend on it)
+
+    def _first_free(self) -> int | None:
+        """First pair (arm-major) with no sample and no pending pull, or None."""
+        n = self._counts[:, self._sl].ravel()
+        pend = self._pending.ravel()
+        j = self._free_ptr
+        while j < n.size and (n[j] > 0 or pend[j] > 0):
+            j += 1
+        self._free_ptr = j
+        return j if j < n.size else None
+
+    def _means(self) -> tuple[np.ndarray, np.ndarray]:
+        N = self._counts[:, self._sl].astype(float)
+        return N, self._sums[:, self._sl] / N
+
+    # ----------------------------------------------------------------------------- sampling rule
+    def _lr(self, n: int) -> float:
+        return 1.0 / math.sqrt(n + 1) if self.learning_rate == "theory" else float(self.learning_rate)
+
+    def _supergradient(self, x: np.ndarray) -> np.ndarray:
+        """``c(π̃) · g`` at the current iterate ``ω̃`` with means ``x`` (steps 2–3)."""
+        w = self._omega / self._lam
+        r = best_response(w, x, self._z, self.sigma, check=False)
+        g = np.zeros_like(x)
+        inv = 1.0 / (2.0 * self.sigma**2 * self._lam)
+        for j, eta, sign in ((r.answer, r.eta_answer, -1.0), (r.challenger, r.eta_challenger, 1.0)):
+            theta = alternative_means(x[j], self._z, eta)
+            gj = (x[j] - theta) ** 2 * inv
+            if self.gradient == "useful" and self._Mu > 1:
+                # keep, below the top fidelity, only the directions the constraint pushes usefully:
+                # the challenger pushed up (η > x + ζ), the answer pulled down (η < x − ζ)
+                lo = gj[:-1]
+                useful = (eta > x[j, :-1] + self._z[:-1]) if sign > 0 else (eta < x[j, :-1] - self._z[:-1])
+                lo[~useful] = 0.0
+            g[j] = gj
+        return g / float(w.sum())
+
+    def _step(self) -> tuple[Any, ...]:
+        """One gradient step and the tracked pull (steps 2–6), without committing it."""
+        N, x = self._means()
+        G = self._G + self._supergradient(x)
+        n = self._n_grad + 1
+        e = self._lr(n) * G + self._log_prior
+        omega = np.exp(e - e.max())
+        omega /= omega.sum()
+        pi = omega / self._lam
+        pi /= pi.sum()
+        t = float(N.sum() + self._pending.sum()) + 1.0
+        gamma = 0.25 / math.sqrt(t)
+        cum = self._cum + (1.0 - gamma) * pi + gamma * self._explore
+        deficit = cum - N - self._pending
+        k = int(np.argmax(deficit.T.ravel()))  # lowest fidelity first, then lowest arm, among ties
+        m, arm = divmod(k, self.n_arms)
+        return arm, m + self._off, G, omega, cum, n
+
+    def _propose(self) -> tuple[int, int] | None:
+        if self._identified >= 0:
+            return None
+        if self._n_zero > 0:
+            j = self._first_free()
+            if j is None:
+                return None  # the initial sweep is out; the gradient needs every mean
+            arm, m = divmod(j, self._Mu)
+            return arm, m + self._off
+        self._tentative = self._step()
+        return self._tentative[0], self._tentative[1]
+
+    def _on_issue(self, arm: int, fidelity: int) -> None:
+        if self._n_zero == 0 and self._identified < 0:
+            step = self._tentative
+            if step is None or (step[0], step[1]) != (arm, fidelity):
+                step = self._step()  # after a restore: recompute (deterministic)
+            self._G, self._omega, self._cum, self._n_grad = step[2], step[3], step[4], step[5]
+        self._tentative = None
+        self._pending[arm, fidelity - self._off] += 1
+
+    def _on_give_back(self, arm: int, fidelity: int) -> None:
+        self._tentative = None
+        m = fidelity - self._off
+        self._pending[arm, m] -= 1
+        if self._counts[arm, fidelity] == 0 and self._pending[arm, m] == 0:
+            self._free_ptr = min(self._free_ptr, arm * self._Mu + m)
+
+    def _claim(self, arm: int, fidelity: int) -> bool:
+        # an adopted pull in the working fidelities is tracked like our own (no gradient step)
+        self._tentative = None
+        if fidelity < self._off:
+            return False
+        self._pending[arm, fidelity - self._off] += 1
+        return True
+
+    # ----------------------------------------------------------------------------- observations
+    def _observe(self, arm: int, fidelity: int, value: float) -> None:
+        self._tentative = None
+        self._pending[arm, fidelity - self._off] -= 1
+        if self._n_zero and self._counts[arm, fidelity] == 1:
+            self._n_zero -= 1
+            if self._n_zero == 0:
+                self._sweep_done()
+        self._check_stop()
+
+    def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
+        self._tentative = None
+        np.subtract.at(self._pending, (arms, fidelities - self._off), 1)
+        if self._n_zero:
+            self._n_zero = int(np.count_nonzero(self._counts[:, self._sl] == 0))
+            if self._n_zero == 0:
+                self._sweep_done()
+        self._check_stop()
+
+    def _sweep_done(self) -> None:
+        """Every pair has a sample. With ``warm_start``, the exponential weights get the prior
+        ``½ ω*(µ̃) + ½ uniform``, ``ω*`` the optimal cost proportions of the plug-in model ``µ̃`` (the
+        empirical means projected on the model, :func:`mf_sched.bounds.tight_lower_bound`)."""
+        if not self.warm_start or self.n_arms < 2:
+            return
+        N, x = self._means()
+        proj = project(N, x, self._z, self.sigma)
+        plug = alternative_means(x, self._z, proj.lo[:, None])
+        try:
+            opt = tight_lower_bound(plug, self._lam, self._z, self.delta, sigma=self.sigma, tol=1e-4).cost_proportions
+        except ValueError:  # tied plug-in leaders: no lower bound, keep the uniform start
+            return
+        self._log_prior = np.log(0.5 * opt + 0.5 / opt.size)
+
+    def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
+        """A sample outside the working fidelities (GRAD): kept in the shared statistics only."""
+
+    def _check_stop(self) -> None:
+        if self._identified >= 0 or self._n_zero > 0:
+            return
+        N, x = self._means()
+        beta = self.beta(N.sum())
+        hint = self._glr_hint
+        # the exact statistic is needed only once a cheap upper bound reaches the threshold (same stopping
+        # time as evaluating it after every sample, at O(KM) instead of a full solve)
+        if hint is not None and response_upper_bound(N, x, self._z, self.sigma, hint) < beta:
+            return
+        r = best_response(N, x, self._z, self.sigma, check=False)
+        self._glr_hint = r
+        if r.value >= beta:
+            self._identified = int(r.answer)
+
+    def statistic(self) -> tuple[float, int] | None:
+        """The current GLR statistic ``Z`` and its answer, or None before every pair has a sample."""
+        if self._n_zero > 0:
+            return None
+        N, x = self._means()
+        r = best_response(N, x, self._z, self.sigma, check=False)
+        return float(r.value), int(r.answer)
+
+    def beta(self, t: float) -> float:
+        """The stopping threshold ``β(t, δ)`` after ``t`` samples."""
+        return float(glr_threshold(max(float(t), 1.0), self.delta, self.n_arms, self._Mu, self.threshold))
+
+    # ----------------------------------------------------------------------------- answers
+    def _is_done(self) -> bool:
+        return self._identified >= 0
+
+    def _recommend(self) -> Recommendation:
+        """The identified arm (certified); before that, the answer of the current GLR statistic."""
+        details: dict[str, Any] = {"gradient_steps": self._n_grad}
+        if self._identified >= 0:
+            arm, certified, reason = self._identified, True, "identified"
+        else:
+            stat = self.statistic()
+            if stat is None:
+                return self._empirical_recommendation(certified=False, reason=self._default_reason(), **details)
+            details["glr"] = stat[0]
+            arm, certified, reason = stat[1], False, self._default_reason()
+        return Recommendation(arm, certified, reason, self.cost, self.n_pulls, delta=self.delta, details=details)
+
+    @property
+    def cost_proportions(self) -> np.ndarray:
+        """The current iterate ``ω̃`` (K×M; zero outside the working fidelities): the share of the cost
+        the sampling rule currently aims to spend on each (arm, fidelity)."""
+        out = np.zeros((self.n_arms, self.M))
+        out[:, self._sl] = self._omega
+        return out
+
+    def _describe(self) -> dict[str, Any]:
+        N = self._counts[:, self._sl]
+        t = float(N.sum())
+        stat = self.statistic()
+        return {
+            "glr": None if stat is None else stat[0],
+            "threshold": self.beta(t) if t >= 1 else None,
+            "gradient_steps": self._n_grad,
+            "initialising": self._n_zero > 0,
+            "pending": int(self._pending.sum()),
+        }
