@@ -3,42 +3,46 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-TEST_EXTRAS ?= dev,bench,gp,nas
-DEMO_EXTRAS ?= bench
+TEST_EXTRAS ?= dev,bench,gp,nas,optuna
+DEMO_EXTRAS ?= bench,gp,optuna
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo simulate test test-slow lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-test-$(TEST_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(TEST_EXTRAS)]"
 	touch $@
 
-$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-demo-$(DEMO_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(DEMO_EXTRAS)]"
 	touch $@
 
-## demo: the main job (a simulated multi-fidelity best-arm identification comparing the policies)
-demo: $(VENV)/.installed-demo
+## demo: the main job (multi-fidelity tuning of a real model with Optuna, MFSampler + MFPruner, SQLite)
+demo: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
+	$(BIN)/python examples/optuna_quickstart.py
+
+## simulate: the simulated best-arm identification comparing the policies (the former main job)
+simulate: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
 	$(BIN)/python examples/simulated_bai.py
 
 ## test: lint + the fast test suite (< 10 min); long tests are marked `slow`
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## test-slow: only the tests marked slow
-test-slow: $(VENV)/.installed-test
+test-slow: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
 
-lint: $(VENV)/.installed-test
+lint: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
 
 ## bench: per-pull overhead benchmark (prints a table, writes benchmarks/results/overhead.json)
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python benchmarks/overhead.py
 
 clean:
