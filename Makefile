@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-TEST_EXTRAS ?= dev,bench,gp,nas,optuna
+TEST_EXTRAS ?= dev,bench,gp,nas,optuna,ray
 DEMO_EXTRAS ?= bench,gp,optuna
 PYTEST_ARGS ?=
 

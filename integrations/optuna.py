@@ -615,17 +615,26 @@ class MFPruner(optuna.pruners.BasePruner):
 
 
 # ----------------------------------------------------------------------------------------- curves
-def curves_from_study(study: optuna.Study, *, metric_name: str = "value") -> Any:
+def curves_from_study(study: optuna.Study, *, metric_name: str = "value", merge_trials: bool = False) -> Any:
     """The study's learning curves (each trial's intermediate values) as :class:`mf_sched.curves.LearningCurves`,
-    for :func:`mf_sched.calibration.calibrate`: configuration = the trial's parameters, fidelity = step."""
+    for :func:`mf_sched.calibration.calibrate`: configuration = the trial's parameters, fidelity = step.
+
+    Each trial is one run (a seed) of its configuration; with ``merge_trials=True`` the trials of a
+    configuration are one run continued across trials (an objective that resumes the model of the previous
+    rung), the later trial winning where two report the same step."""
     from mf_sched.curves import LearningCurves
 
     records = []
+    merged: dict[tuple[str, int], float] = {}
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)):
         cfg = repr(sorted(t.params.items()))
         for step, v in t.intermediate_values.items():
             if v is not None and math.isfinite(v):
-                records.append({"config": cfg, "fidelity": float(step), "metric": float(v), "seed": t.number})
+                if merge_trials:
+                    merged[(cfg, int(step))] = float(v)
+                else:
+                    records.append({"config": cfg, "fidelity": float(step), "metric": float(v), "seed": t.number})
+    records += [{"config": c, "fidelity": float(st), "metric": v, "seed": 0} for (c, st), v in merged.items()]
     if not records:
         raise ValueError("the study has no finite intermediate values (trial.report(value, step)) to build curves from")
     mode = "max" if study.direction == StudyDirection.MAXIMIZE else "min"
