@@ -313,6 +313,8 @@ def mfucb_gamma(costs: ArrayLike, zeta: ArrayLike, sigma: ArrayLike = 0.5) -> np
     if not (np.all(np.isfinite(z)) and z.min() >= 0):
         raise ValueError(f"zeta = {z.tolist()} must be finite and >= 0")
     return psi_inv(lam[:-1] / lam[1:] * psi(z[:-1], sigma), sigma)
+
+
 _GLR_KINDS = ("practical", "theory")
 
 

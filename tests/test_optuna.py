@@ -266,3 +266,19 @@ def test_curves_from_study_feed_calibration() -> None:
     assert cal.zeta[-1] == 0 and cal.zeta[0] > 0
     with pytest.raises(ValueError, match="no finite intermediate values"):
         curves_from_study(optuna.create_study())
+
+
+def test_curves_from_study_merges_a_configuration_resumed_across_trials() -> None:
+    study = optuna.create_study(direction="maximize")
+    dist = {"i": optuna.distributions.IntDistribution(0, 9)}
+    for steps in ({1: 0.5, 3: 0.6}, {9: 0.7, 27: 0.75}):
+        study.add_trial(
+            optuna.trial.create_trial(
+                state=TrialState.PRUNED, value=0.0, intermediate_values=steps, params={"i": 1}, distributions=dist
+            )
+        )
+    merged = curves_from_study(study, merge_trials=True)
+    separate = curves_from_study(study)
+    rv = merged.values_at([1, 3, 9, 27])
+    assert rv.n_configs == 1 and not np.isnan(rv.score).any()
+    assert np.isnan(separate.values_at([1, 3, 9, 27]).score).any()  # two partial runs

@@ -203,6 +203,8 @@ def test_summary_reports_cost_against_both_lower_bounds(small_instance, bernoull
     assert b["lower_bound"] > 0 and b["tight_lower_bound"] is None and b["cost_over_tight_lower_bound"] is None
     assert "Gaussian" in b["tight_lower_bound_note"]
     assert run_many("se", small_instance, runs=2, progress=False).to_dict()["tight_lower_bound"] is None  # no δ
+
+
 def test_run_policy_hands_its_semantics_to_the_instance_sampler(small_instance):
     seen = []
 
