@@ -8,6 +8,9 @@ other way for a sampler to annotate a trial or read a running trial's annotation
 
 How a study runs with :class:`MFSampler`
 -----------------------------------------
+* **Continuous spaces with MF-GP-UCB**: ``policy="mf-gp-ucb"`` (or ``"gp-ucb"``, with ``policy_kwargs={"budget":
+  Λ}``) chooses a point and a fidelity per trial (stored as ``mf:params``); the replay re-asks the policy
+  and matches each trial against its proposal (adopting points placed by others or enqueued).
 * **Arms** are configurations: the ``search_space`` you give (``{"lr": [0.1, 0.01], ...}`` or Optuna
   distributions), or the distributions of the study's first trial. A finite space with at most
   ``max_grid`` points is enumerated; otherwise ``n_candidates`` points are drawn by a scrambled Sobol
@@ -86,6 +89,35 @@ __all__ = [
 ]
 
 ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:result", "mf:pruned_rung", "mf:replica"
+PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
+_GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
+
+
+def _point(policy: Any, pull: Any) -> dict[str, Any]:
+    return {k: _to_python(v) for k, v in policy.point(pull).items()}
+
+
+def _to_space(space: Mapping[str, BaseDistribution]) -> Any:
+    """Optuna distributions as an :class:`mf_sched.space.SearchSpace` (stepped floats become their grid)."""
+    from mf_sched.space import Categorical, Float, Int, SearchSpace
+
+    dims = []
+    for name in sorted(space):
+        d = space[name]
+        if isinstance(d, CategoricalDistribution):
+            dims.append(Categorical(name, list(d.choices)))
+        elif isinstance(d, IntDistribution):
+            if d.step != 1:
+                dims.append(Categorical(name, list(range(d.low, d.high + 1, d.step))))
+            else:
+                dims.append(Int(name, d.low, d.high, log=d.log))
+        elif isinstance(d, FloatDistribution) and d.step is not None:
+            dims.append(Categorical(name, _grid(d, 10**6)))
+        elif isinstance(d, FloatDistribution):
+            dims.append(Float(name, d.low, d.high, log=d.log))
+        else:  # pragma: no cover - Optuna has no other distribution types
+            raise ValueError(f"unsupported distribution {d!r} for {name!r}")
+    return SearchSpace(dims)
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -308,10 +340,15 @@ class MFSampler(BaseSampler):
     ) -> None:
         self.ladder = _resolve_ladder(ladder, calibration, "MFSampler")
         cls = get_policy(policy)
-        if not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget"):
+        self._gp = policy in _GP_POLICIES
+        if self._gp and not (policy_kwargs or {}).get("budget"):
+            raise ValueError(
+                f"policy = {policy!r} needs policy_kwargs={{'budget': Λ}}: its capital, in the ladder's cost units"
+            )
+        if not self._gp and (not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget")):
             raise ValueError(
                 f"policy = {policy!r} is not a finite-armed best-arm policy; accepted: e.g. 'iise-rungs', 'iise', "
-                "'iise-gamma', 'se', 'sh', 'hyperband', 'mf-grad'"
+                "'iise-gamma', 'se', 'sh', 'hyperband', 'mf-grad', or 'mf-gp-ucb' / 'gp-ucb' for continuous spaces"
             )
         self.policy_name = policy
         self.policy_kwargs = dict(policy_kwargs or {})
@@ -328,15 +365,15 @@ class MFSampler(BaseSampler):
         self._explicit_space = search_space is not None
         self._dynamic = False  # an inferred space turned out conditional/dynamic: the fallback takes over
         self._candidates: list[dict[str, Any]] | None = None
-        if self._space is not None:
+        if self._space is not None and not self._gp:
             self._candidates = candidate_set(
                 self._space, max_grid=max_grid, n_candidates=n_candidates, seed=self.candidate_seed
             )
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
         self._lock = threading.RLock()
-        # a policy probe: fails early on bad policy_kwargs
-        self._probe = self._new_policy(2)
+        if not self._gp:  # a policy probe: fails early on bad policy_kwargs
+            self._probe = self._new_policy(2)
 
     # ------------------------------------------------------------------ policy and replay
     @property
@@ -345,6 +382,18 @@ class MFSampler(BaseSampler):
         return None if self._candidates is None else [dict(c) for c in self._candidates]
 
     def _new_policy(self, n_arms: int) -> Policy:
+        if self._gp:
+            from mf_sched.policies.mf_gp_ucb import MFGPUCB  # needs the gp extra (scikit-learn)
+
+            cls = get_policy(self.policy_name)
+            assert issubclass(cls, MFGPUCB)
+            return cls(
+                _to_space(self._space),
+                self.ladder,
+                noise={"kind": "subgaussian", "sigma": self.sigma},
+                seed=0 if self.seed is None else self.seed,
+                **self.policy_kwargs,
+            )
         problem = {
             "n_arms": n_arms,
             "ladder": self.ladder,
@@ -355,6 +404,13 @@ class MFSampler(BaseSampler):
         return build_policy(self.policy_name, problem, **self.policy_kwargs)
 
     def _ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
+        if self._gp:
+            if self._space is None:
+                for t in trials:
+                    if t.distributions:
+                        self._space = dict(t.distributions)
+                        break
+            return self._space is not None
         if self._candidates is not None:
             return True
         for t in trials:
@@ -394,11 +450,31 @@ class MFSampler(BaseSampler):
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         if not self._ensure_space(trials):
             return None, list(trials), {}
-        policy = self._new_policy(len(self._candidates))
+        policy = self._new_policy(0 if self._gp else len(self._candidates))
         sign = self._sign(study)
         running: dict[int, Any] = {}
         for t in sorted(trials, key=lambda x: x.number):
             attrs = t.system_attrs
+            if self._gp:
+                fid, params = attrs.get(FIDELITY), attrs.get(PARAMS) or t.params
+                if fid is None or not params or set(params) != set(self._space):
+                    continue
+                v = self._result(t) if t.state in (TrialState.COMPLETE, TrialState.PRUNED) else None
+                if t.state != TrialState.RUNNING and v is None:
+                    continue  # failed: its pull is given back (never re-told)
+                # the policy's own sequence: re-ask; the trial's point is the policy's next proposal unless
+                # another process or the user placed it (then it is adopted)
+                pull = policy.ask() if PARAMS in attrs else None
+                if pull is not None and (pull.fidelity != int(fid) or _point(policy, pull) != params):
+                    policy.give_back(pull)
+                    pull = None
+                if pull is None:
+                    pull = policy.adopt_point(params, int(fid))
+                if t.state == TrialState.RUNNING:
+                    running[t.number] = pull
+                else:
+                    policy.tell(pull, sign * v)
+                continue
             arm, fid = attrs.get(ARM), attrs.get(FIDELITY)
             if arm is None and t.state in (TrialState.COMPLETE, TrialState.PRUNED) and t.params:
                 arm = self._arm_of_params(t.params)
@@ -424,7 +500,11 @@ class MFSampler(BaseSampler):
                 None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False, len(trials)
             )
         rec = policy.recommendation()
-        params = None if rec.arm is None else dict(self._candidates[rec.arm])
+        if self._gp:
+            params = rec.details.get("params")
+        else:
+            params = None if rec.arm is None else dict(self._candidates[rec.arm])
+        n_cand = len(self._candidates) if self._candidates is not None else 0
         return MFRecommendation(
             params=params,
             arm=rec.arm,
@@ -432,9 +512,9 @@ class MFSampler(BaseSampler):
             reason=rec.reason,
             delta=rec.delta,
             cost=policy.cost,
-            full_fidelity_cost=len(self._candidates) * self.ladder.costs[-1],
+            full_fidelity_cost=n_cand * self.ladder.costs[-1],
             resources_spent=float(sum(t.last_step or 0 for t in trials)),
-            full_fidelity_resources=len(self._candidates) * float(self.ladder.resources[-1]),
+            full_fidelity_resources=n_cand * float(self.ladder.resources[-1]),
             done=policy.done,
             n_trials=len(trials),
             details=dict(rec.details),
@@ -501,8 +581,13 @@ class MFSampler(BaseSampler):
         if policy is None:  # the search space is not known yet: a cheap discovery trial
             return None, 0, seen, False
         pull = policy.ask()
+        if pull is not None and self._gp:
+            study._storage.set_trial_system_attr(trial._trial_id, PARAMS, _point(policy, pull))
+            return None, pull.fidelity, seen, False
         if pull is not None:
             return pull.arm, pull.fidelity, seen, False
+        if self._gp:
+            return None, self.ladder.top, seen, False
         if not policy.done and running:  # a barrier: replicate a running pull
             rng = np.random.default_rng(trial.number)
             p = list(running.values())[int(rng.integers(len(running)))]
@@ -518,6 +603,14 @@ class MFSampler(BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
         self._raise_error_if_multi_objective(study)
+        gp_params = trial.system_attrs.get(PARAMS) if self._gp else None
+        if gp_params is not None and not self._dynamic:
+            if param_name in gp_params and self._space.get(param_name) == param_distribution:
+                return gp_params[param_name]
+            raise ValueError(
+                f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
+                f"MFSampler's search space {sorted(self._space)} (MF-GP-UCB needs a fixed search space)"
+            )
         arm = trial.system_attrs.get(ARM)
         if arm is None or self._candidates is None or self._dynamic:
             return self._fallback.sample_independent(study, trial, param_name, param_distribution)

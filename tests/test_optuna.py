@@ -282,3 +282,25 @@ def test_curves_from_study_merges_a_configuration_resumed_across_trials() -> Non
     rv = merged.values_at([1, 3, 9, 27])
     assert rv.n_configs == 1 and not np.isnan(rv.score).any()
     assert np.isnan(separate.values_at([1, 3, 9, 27]).score).any()  # two partial runs
+
+
+def test_mf_gp_ucb_for_continuous_spaces() -> None:
+    pytest.importorskip("sklearn", reason="MF-GP-UCB needs the 'gp' extra")
+    ladder = FidelityLadder(costs=[1, 10], zeta=[0.1, 0.0], resources=[1, 10])
+
+    def obj(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        f = -((x - 0.7) ** 2) - (0.05 if budget(trial) == 1 else 0.0)
+        return finish(trial, f)
+
+    kw = {"budget": 120, "init_capital": 20, "acq_maxfun": 100, "refit_every": 10}
+    sampler = MFSampler(ladder, policy="mf-gp-ucb", policy_kwargs=kw, sigma=0.01, seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    study.optimize(obj, n_trials=30)
+    fids = collections.Counter(t.system_attrs["mf:fidelity"] for t in study.trials)
+    assert fids[0] >= 10 and fids[1] >= 3  # cheap looks first, then the top fidelity
+    assert len({t.params["x"] for t in study.trials}) > 20  # the policy's own points, not one repeated
+    rec = sampler.recommendation(study)
+    assert rec.params is not None and abs(rec.params["x"] - 0.7) < 0.15
+    with pytest.raises(ValueError, match="needs policy_kwargs=.*budget"):
+        MFSampler(ladder, policy="mf-gp-ucb")
