@@ -530,6 +530,7 @@ class MFSampler(BaseSampler):
     def sample_relative(
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
+        self._raise_error_if_multi_objective(study)
         return {}
 
     def _set(self, study: optuna.Study, trial: FrozenTrial, arm: int | None, fid: int) -> None:
@@ -538,6 +539,8 @@ class MFSampler(BaseSampler):
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._fallback.before_trial(study, trial)
+        if len(study.directions) > 1:
+            return  # sample_* raise the error: MFSampler is single-objective
         attrs = trial.system_attrs
         if FIDELITY in attrs:
             return

@@ -20,7 +20,7 @@ from mf_sched.integrations.optuna import (  # noqa: E402
     curves_from_study,
     finish,
 )
-from optuna.testing.pytest_samplers import BasicSamplerTestCase  # noqa: E402
+from optuna.testing.pytest_samplers import BasicSamplerTestCase, SingleOnlySamplerTestCase  # noqa: E402
 from optuna.trial import TrialState  # noqa: E402
 
 from mf_sched import FidelityLadder  # noqa: E402
@@ -53,6 +53,29 @@ class TestMFSamplerBasic(BasicSamplerTestCase):
     @pytest.fixture(params=[pytest.param(lambda: MFSampler(LADDER, seed=0), id="MFSampler")])
     def sampler(self, request):  # type: ignore[override]
         return request.param
+
+
+class TestMFSamplerSingleOnly(SingleOnlySamplerTestCase):
+    """Single-objective only: both sample_* raise ValueError on a multi-objective study."""
+
+    @pytest.fixture(params=[pytest.param(lambda: MFSampler(LADDER, seed=0), id="MFSampler")])
+    def sampler(self, request):  # type: ignore[override]
+        return request.param
+
+
+def test_seeded_runs_reproduce_and_reseed_reaches_the_fallback() -> None:
+    def run() -> list[dict]:
+        sampler = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=3)
+        study = optuna.create_study(direction="maximize", sampler=sampler)
+        study.optimize(objective, n_trials=25)
+        return [(t.params, t.system_attrs.get("mf:fidelity")) for t in study.trials]
+
+    assert run() == run()
+    sampler = MFSampler(LADDER, seed=0)
+    calls = []
+    sampler._fallback.reseed_rng = lambda: calls.append(1)  # type: ignore[method-assign]
+    sampler.reseed_rng()
+    assert calls == [1]
 
 
 def test_best_trial_is_top_fidelity_and_recommendation_is_certified() -> None:
