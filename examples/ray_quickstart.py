@@ -81,7 +81,7 @@ def main() -> None:
         tuner = tune.Tuner(
             trainable,
             param_space={k: tune.grid_search(v) for k, v in SEARCH_SPACE.items()},
-            tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=sched),
+            tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=sched, reuse_actors=True),
             run_config=tune.RunConfig(
                 name="mf-sched-ray-quickstart",
                 storage_path=str(Path("results").resolve()),
