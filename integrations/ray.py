@@ -154,6 +154,7 @@ class RungScheduler(FIFOScheduler):
         if self._metric not in result or self.time_attr not in result:
             return TrialScheduler.CONTINUE
         t = float(result[self.time_attr])
+        self._to_unpause.discard(tid)  # it runs again: released (a later pause needs a new decision)
         if tid in self._paused and self.synchronous:
             return TrialScheduler.PAUSE  # still waiting for its rung's decision (e.g. after Tuner.restore)
         if tid in self._resumed_at:

@@ -126,6 +126,26 @@ def test_errors_unblock_a_rung_and_retries_are_waited_for() -> None:
     assert sched.choose_trial_to_run(ctl) is trials[2]
 
 
+def test_a_released_trial_waits_again_at_its_next_rung() -> None:
+    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    trials = [stub(0), stub(1)]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+        t.set_status(Trial.RUNNING)
+    assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.72}) == TrialScheduler.PAUSE
+    trials[0].set_status(Trial.PAUSED)
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.70}) == TrialScheduler.CONTINUE
+    assert sched.choose_trial_to_run(ctl) is trials[0]  # released after the rung-0 decision
+    trials[0].set_status(Trial.RUNNING)
+    for e in (2, 3):
+        act = sched.on_trial_result(ctl, trials[0], {"training_iteration": e, "acc": 0.8})
+    assert act == TrialScheduler.PAUSE  # rung 1: waits for trial 1
+    trials[0].set_status(Trial.PAUSED)
+    assert sched.choose_trial_to_run(ctl) is None  # not released again before the rung-1 decision
+    assert sched.engine.value("t0", 1) == 0.8
+
+
 def test_resuming_without_checkpoint_is_refused() -> None:
     sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
     trials = [stub(0), stub(1)]
