@@ -31,8 +31,11 @@ every experiment checkpoint and restored before the trials are re-added.
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ray import tune
@@ -42,7 +45,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from mf_sched.ladder import FidelityLadder
 from mf_sched.rungs import RungCertificate, RungEliminator
 
-__all__ = ["RungScheduler", "IISEScheduler", "AsyncIISEScheduler", "SchedulerStateCallback"]
+__all__ = ["RungScheduler", "IISEScheduler", "AsyncIISEScheduler", "SchedulerStateCallback", "curves_from_results"]
 
 
 def _resolve(ladder: FidelityLadder | None, calibration: Any) -> FidelityLadder:
@@ -354,3 +357,46 @@ class SchedulerStateCallback(tune.Callback):
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.scheduler.set_state(state)
+
+
+def curves_from_results(
+    path: str | Path, *, metric: str, mode: str, fidelity: str = "training_iteration", metric_name: str | None = None
+) -> Any:
+    """The learning curves of a finished (or restored) Tune experiment directory as
+    :class:`mf_sched.curves.LearningCurves`, for :func:`mf_sched.calibration.calibrate`.
+
+    Reads every trial folder's ``params.json`` (the configuration) and ``progress.csv`` (one row per
+    reported result; ``fidelity`` and ``metric`` columns). Files are parsed as JSON and CSV numbers only;
+    rows whose values are missing or not finite are skipped; a folder without both files is ignored.
+    Each trial is one run (seed) of its configuration.
+    """
+    from mf_sched.curves import LearningCurves
+
+    root = Path(path)
+    if not root.is_dir():
+        raise ValueError(f"path = {str(root)!r} is not a Tune experiment directory")
+    if mode not in ("min", "max"):
+        raise ValueError(f"mode = {mode!r} is unknown; accepted: 'min', 'max'")
+    records = []
+    for trial_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        params_file, progress = trial_dir / "params.json", trial_dir / "progress.csv"
+        if not (params_file.is_file() and progress.is_file()):
+            continue
+        params = json.loads(params_file.read_text())
+        if not isinstance(params, dict):
+            raise ValueError(f"{params_file} does not hold a JSON object of parameters")
+        cfg = json.dumps(params, sort_keys=True, default=str)
+        with progress.open(newline="") as f:
+            for row in csv.DictReader(f):
+                try:
+                    x, y = float(row.get(fidelity, "")), float(row.get(metric, ""))
+                except ValueError:
+                    continue
+                if math.isfinite(x) and math.isfinite(y):
+                    records.append({"config": cfg, "fidelity": x, "metric": y, "seed": trial_dir.name})
+    if not records:
+        raise ValueError(f"no trial in {str(root)!r} reported finite {metric!r} and {fidelity!r} values")
+    return LearningCurves.from_records(
+        records, metric="metric", mode=mode, config="config", fidelity="fidelity", seed="seed",
+        metric_name=metric_name or metric, fidelity_name=fidelity,
+    )  # fmt: skip

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from unittest.mock import MagicMock
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed")
@@ -304,3 +305,24 @@ def test_restore_mid_experiment_gives_the_same_answer(ray_session, tmp_path: Pat
     # uninterrupted, 3 trials reach epoch 9; Ray's experiment snapshots are periodic, so a restored run may
     # let one trial that the last snapshot had not yet stopped run on
     assert sum(1 for r in results if r.metrics.get("training_iteration", 0) == 9) <= 4
+
+
+def test_curves_from_results_reads_a_tune_directory(tmp_path: Path) -> None:
+    import json as _json
+
+    from mf_sched.integrations.ray import curves_from_results
+
+    for i, q in enumerate([0.9, 0.5, 0.7]):
+        d = tmp_path / f"trial_{i}"
+        d.mkdir()
+        (d / "params.json").write_text(_json.dumps({"q": q}))
+        rows = ["acc,epoch,note"] + [f"{curve(q, e)},{e},x" for e in (1, 2, 3)] + ["nan,4,x", ",5,x"]
+        (d / "progress.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "not_a_trial").mkdir()
+    lc = curves_from_results(tmp_path, metric="acc", mode="max", fidelity="epoch")
+    rv = lc.values_at([1, 3])
+    assert rv.n_configs == 3 and np.isfinite(rv.means()).all()
+    with pytest.raises(ValueError, match="no trial in"):
+        curves_from_results(tmp_path / "not_a_trial", metric="acc", mode="max")
+    with pytest.raises(ValueError, match="mode = 'up' is unknown"):
+        curves_from_results(tmp_path, metric="acc", mode="up")
