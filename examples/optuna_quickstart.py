@@ -39,7 +39,7 @@ from mf_sched.calibration import calibrate
 EPOCHS = [1, 3, 9, 27]
 # ζ(m): how far validation accuracy after 1, 3, 9 epochs can be from accuracy after 27 (checked at the end
 # against the study's own curves); costs λ(m) = epochs.
-LADDER = FidelityLadder(costs=EPOCHS, zeta=[0.12, 0.06, 0.03, 0.0], resources=EPOCHS)
+LADDER = FidelityLadder(costs=EPOCHS, zeta=[0.12, 0.07, 0.05, 0.0], resources=EPOCHS)
 SEARCH_SPACE = {
     "alpha": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0],
     "loss": ["hinge", "log_loss", "modified_huber", "perceptron"],
@@ -146,7 +146,7 @@ def main() -> None:
     rec = sampler.recommendation(study)
     trials = study.get_trials(deepcopy=False)
     epochs = sum(int(t.user_attrs.get("epochs_trained", 0)) for t in trials)
-    full, K = rec.full_fidelity_resources, len(sampler.candidates)
+    full, K = int(rec.full_fidelity_resources), len(sampler.candidates)
     print(f"\nstudy {name!r} in {args.storage}: {len(trials)} trials, {wall:.1f} s")
     print(f"recommended: {rec.params}")
     eps = rec.details.get("epsilon")
@@ -154,12 +154,15 @@ def main() -> None:
         "identified (best with prob. >= 1 - δ)" if rec.certified else f"ε-optimal, ε = {eps:.3f}" if eps else rec.reason
     )
     print(f"certificate: δ = {rec.delta}, {cert}, policy done: {rec.done}")
-    print(
-        f"best_trial (27 epochs only): #{study.best_trial.number} {study.best_trial.params} acc {study.best_value:.4f}"
-    )
+    complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
+    best = max(complete, key=lambda t: t.value) if complete else None  # == study.best_trial
+    if best is not None:
+        print(f"best_trial (27 epochs only): #{best.number} {best.params} acc {best.value:.4f}")
+    else:
+        print("best_trial: none yet (no configuration has reached 27 epochs; raise --max-trials)")
     print(
         f"epochs trained: {epochs} vs {full} for a full-fidelity search of the {K} candidates "
-        f"({100 * (1 - epochs / full):.0f}% saved)"
+        + (f"({100 * (1 - epochs / full):.0f}% saved)" if rec.done else "(so far: the policy has not finished)")
     )
     # trust, but verify: ζ̂ from this study's own learning curves (trials that reached 27 epochs)
     curves = curves_from_study(study, metric_name="val_accuracy", merge_trials=ckpt is not None)
@@ -167,9 +170,12 @@ def main() -> None:
     try:
         cal = calibrate(curves, EPOCHS, quantile=0.95, holdout=None)
         check = {"zeta_used": list(LADDER.zeta), "zeta_hat": cal.zeta.tolist(), "n_curves": cal.n_configs}
+        zhat = [round(float(z), 3) for z in cal.zeta]
+        low = [m for m, (z, zh) in enumerate(zip(LADDER.zeta, zhat)) if z < zh]
+        verdict = f"ζ used is below ζ̂ at rungs {low}: widen it there" if low else "ζ used covers ζ̂"
         print(
-            f"ζ used {list(LADDER.zeta)}; ζ̂ (0.95-quantile bound) from {cal.n_configs} full curves: "
-            f"{[round(z, 3) for z in cal.zeta]}"
+            f"ζ used {list(LADDER.zeta)}; ζ̂ (0.95-quantile bound) from {int(np.max(cal.n_configs))} "
+            f"configurations' curves: {zhat} ({verdict})"
         )
     except ValueError as e:
         print(f"ζ check skipped: {e}")
@@ -181,7 +187,7 @@ def main() -> None:
         "n_trials": len(trials),
         "epochs": epochs,
         "full_fidelity_epochs": full,
-        "best_trial": {"number": study.best_trial.number, "params": study.best_trial.params, "value": study.best_value},
+        "best_trial": None if best is None else {"number": best.number, "params": best.params, "value": best.value},
         "zeta_check": check,
         "wall_s": wall,
     }
@@ -206,7 +212,7 @@ def main() -> None:
         print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
     except ImportError:  # pragma: no cover
         print(f"wrote {args.out}")
-    if not math.isfinite(study.best_value):  # pragma: no cover
+    if best is not None and not math.isfinite(best.value):  # pragma: no cover
         raise SystemExit("no finite result")
 
 
