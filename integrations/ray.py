@@ -158,6 +158,9 @@ class RungScheduler(FIFOScheduler):
             return TrialScheduler.CONTINUE
         t = float(result[self.time_attr])
         self._to_unpause.discard(tid)  # it runs again: released (a later pause needs a new decision)
+        if tid in self.engine and self.engine.status(tid) in ("stopped", "halted"):
+            self._live.discard(tid)  # already eliminated (e.g. restarted by Tuner.restore from an older snapshot)
+            return TrialScheduler.STOP
         if tid in self._paused and self.synchronous:
             return TrialScheduler.PAUSE  # still waiting for its rung's decision (e.g. after Tuner.restore)
         if tid in self._resumed_at:
@@ -271,6 +274,16 @@ class RungScheduler(FIFOScheduler):
 
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
         trials = tune_controller.get_trials()
+        paused = [t for t in trials if t.status == Trial.PAUSED]
+        for t in paused:  # a paused trial nobody waits for (eliminated, or not live): stop it, never leave it
+            tid = t.trial_id
+            if tid not in self._live or (tid in self.engine and self.engine.status(tid) in ("stopped", "halted")):
+                self._paused.pop(tid, None)
+                self._processing = True
+                try:
+                    tune_controller.stop_trial(t)
+                finally:
+                    self._processing = False
         for t in trials:
             if t.status == Trial.PENDING:
                 return t

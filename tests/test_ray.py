@@ -160,6 +160,24 @@ def test_resuming_without_checkpoint_is_refused() -> None:
         sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})
 
 
+def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -> None:
+    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    trials = [stub(0), stub(5)]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})
+    trials[0].set_status(Trial.PAUSED)
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.05}) == TrialScheduler.STOP
+    # Tuner.restore from an older snapshot: Ray restarts the eliminated trial
+    trials[1].set_status(Trial.RUNNING)
+    sched.on_trial_add(ctl, trials[1])
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 2, "acc": 0.06}) == TrialScheduler.STOP
+    trials[1].set_status(Trial.PAUSED)  # or paused by Ray: it must not stay paused
+    sched.choose_trial_to_run(ctl)
+    assert trials[1].status == Trial.TERMINATED
+
+
 def test_never_all_paused() -> None:
     sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
     trials = [stub(0), stub(1)]
