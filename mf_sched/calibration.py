@@ -79,6 +79,7 @@ from scipy import stats
 
 from mf_sched.curves import LearningCurves, RungValues, parse_fidelities
 from mf_sched.ladder import FidelityLadder
+from mf_sched.race_calibration import RaceCalibration, calibrate_race
 
 __all__ = [
     "Calibration",
@@ -96,6 +97,8 @@ __all__ = [
     "geometric_rungs",
     "suggest_ladder",
     "cost_bias_convexity",
+    "RaceCalibration",
+    "calibrate_race",
 ]
 
 _METHODS = ("bootstrap", "order")

@@ -785,13 +785,13 @@ class LearningCurves:
             raise ValueError(f"min_length = {min_length} is out of range; accepted: 0..1")
         starts, lengths = self._runs()
         last = self.fidelity[starts + lengths - 1]
-        if np.any(last <= 0):
-            raise ValueError("a run ends at fidelity 0; fractions of it are undefined")
         run_task = self.task[starts]
         longest = np.zeros(self.n_tasks)
         np.maximum.at(longest, run_task, last)
-        ok_run = last >= min_length * longest[run_task]
-        per_row_last = np.repeat(last, lengths)
+        ok_run = (last >= min_length * longest[run_task]) & (last > 0)  # a run that diverged at once is too short
+        if min_length == 0 and np.any(last <= 0):
+            raise ValueError("a run ends at fidelity 0; fractions of it are undefined (use min_length > 0)")
+        per_row_last = np.repeat(np.where(last > 0, last, 1.0), lengths)
         keep = np.repeat(ok_run, lengths)
         note = f" (fraction of each run; runs shorter than {min_length:g} of their task's longest dropped)"
         out = self._derive(keep, fidelity=self.fidelity / per_row_last, note=note)

@@ -37,6 +37,28 @@ was not stopped has reached the top rung, then on ``E`` the best run is among th
 when ``ρ`` is the only one left: *identified*). Runs that failed or were abandoned before the top rung
 without being stopped are listed as *uncovered*: the guarantee is then over the other runs only.
 
+**The racing rule** (``rule="race"``; mf-sched's one-sided variant of Eq. 3, derived here). Compare a run
+with the best *full-fidelity* result so far and bound only the improvement of the arm that matters, the best
+one: with ``ζ⁺`` a bound on the best arm's improvement after rung ``m`` (:class:`~mf_sched.race.RaceBias`,
+e.g. ``µ_*(M) − µ_*(m) ≤ ζ⁺(m)``), run ``i`` stops as soon as
+
+    ``U_i = min_m ζ⁺-bound(v_i(m) + b_i(m)) < L = max_{j at the top} (v_j(M) − B_j)``
+
+where ``b_i(m)`` is a one-sided lower-deviation radius at rung ``m`` and ``B_j`` the top-rung radius. *Proof
+that the best arm is never stopped.* Take the event ``E``: (a) the best arm's values are never more than
+``b`` below their means at any rung, (b) no top-rung value is more than ``B`` above its mean, (c) no top-rung
+value is more than ``B`` below its mean (used by the certificate only), and (d) ``ζ⁺`` holds for the best
+arm. On ``E``, ``U_* ≥ µ_*(M)`` at every rung (the bound is non-decreasing in the value) while every
+``v_j(M) − B_j ≤ µ_j(M) ≤ µ_*(M)``; so ``U_* ≥ L`` and the rule never fires for ``*``. (a)–(c) each get
+``δ/3``: (a) ``δ/(3M)`` per rung one-sided — for the best arm only when the arms are fixed before any
+evaluation (``fixed_arms=True``: a grid, a pre-drawn candidate set), else for every arm, ``δ/(3KM)`` or
+``δ_k/(3M)`` open-ended — and (b), (c) ``δ/(3K)`` (``δ_k/3``) per arm and side. (d) is not a noise event: it
+holds with the calibration's coverage (``1 − α`` over tasks, :func:`mf_sched.calibration.calibrate_race`),
+so the best arm survives with probability ``≥ 1 − δ − α``. The rule needs no ζ for the other arms, and a
+run that is paused may be stopped later, when a better incumbent arrives (:meth:`RungEliminator.eliminate`).
+:meth:`RungEliminator.priority` (``U_i``) orders promotions best-first. At the top, the certificate is as
+below, with ``B`` the top-rung radius.
+
 **Heuristic option.** ``eta`` additionally stops a run that is not in the best ``⌈n/η⌉`` of the ``n`` values
 recorded at its rung (successive-halving style, as ASHA and Optuna's pruners do). It saves compute when ζ
 is wide, but the δ-guarantee no longer holds and the certificate says so (``guaranteed = False``).
@@ -72,13 +94,16 @@ from mf_sched._serialize import StateFormatError, decode, encode
 from mf_sched.confidence import subgaussian_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
+from mf_sched.race import RaceBias
 
-__all__ = ["RungEliminator", "RungCertificate", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST"]
+__all__ = ["RungEliminator", "RungCertificate", "RULES", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST"]
 
 #: status codes of a run
 RUNNING, STOPPED, HALTED, FINISHED, LOST = 0, 1, 2, 3, 4
 _STATUS_NAMES = {RUNNING: "running", STOPPED: "stopped", HALTED: "halted", FINISHED: "finished", LOST: "lost"}
 _FORMAT = "mf_sched.RungEliminator/1"
+#: the decision rules: IISE's symmetric rule at a rung, or racing against the full-fidelity incumbent
+RULES = ("iise", "race")
 
 
 @dataclass(frozen=True)
@@ -98,6 +123,9 @@ class RungCertificate:
         counts: runs per status (``running``, ``stopped``, ``halted``, ``finished``, ``lost``).
         uncovered: runs that failed or were abandoned below the top rung without being stopped.
         cost: resource spent, ``Σ_i λ(highest rung i reported)`` (resumable accounting).
+        rule: the decision rule (``"iise"`` or ``"race"``).
+        bias_source: where the bias bound came from (the ladder's ζ, or the :class:`~mf_sched.race.RaceBias`
+            source).
     """
 
     key: Hashable | None
@@ -109,6 +137,8 @@ class RungCertificate:
     counts: Mapping[str, int] = field(default_factory=dict)
     uncovered: tuple[Hashable, ...] = ()
     cost: float = 0.0
+    rule: str = "iise"
+    bias_source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +151,8 @@ class RungCertificate:
             "counts": dict(self.counts),
             "uncovered": list(self.uncovered),
             "cost": self.cost,
+            "rule": self.rule,
+            "bias_source": self.bias_source,
         }
 
 
@@ -147,6 +179,15 @@ class RungEliminator:
         eta: optional successive-halving cut ``η > 1`` on top of the rule (heuristic; voids the guarantee).
         min_rung_reports: the ``eta`` cut applies at a rung only once this many values are recorded there
             (default ``⌈η⌉``).
+        rule: ``"iise"`` (the symmetric rule at a rung, Eq. 3, with the ladder's ζ or γ) or ``"race"`` (against
+            the full-fidelity incumbent with ``race_bias``; see the module docstring).
+        race_bias: the best arm's improvement bound ζ⁺ (:class:`~mf_sched.race.RaceBias`, its dict, or one
+            absolute value per rung); required by ``rule="race"``.
+        fixed_arms: ``rule="race"`` only: the runs are a set fixed before any evaluation (a grid, a candidate
+            set), so the lower-deviation radius needs a union over rungs only (``δ/(3M)``), not over runs.
+        refine: ``rule="race"`` only: when a run reaches the top, raise ζ⁺ at every rung where that run
+            improved by more than ζ⁺ allows (never lowered; the certificate's ``bias_source`` says so). A
+            prior calibrated on other tasks is then corrected by the study's own strong runs.
     """
 
     def __init__(
@@ -160,6 +201,10 @@ class RungEliminator:
         bias: str = "zeta",
         eta: float | None = None,
         min_rung_reports: int | None = None,
+        rule: str = "iise",
+        race_bias: RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
+        fixed_arms: bool = False,
+        refine: bool = False,
     ) -> None:
         if not isinstance(ladder, FidelityLadder):
             raise TypeError(f"ladder must be a FidelityLadder, got {type(ladder).__name__}")
@@ -186,6 +231,26 @@ class RungEliminator:
         if bias == "gamma" and ladder.gamma is None:
             raise ValueError("bias = 'gamma' needs ladder.gamma (FidelityLadder(..., gamma=[...]))")
         self.bias = bias
+        if rule not in RULES:
+            raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
+        self.rule = rule
+        if rule == "race":
+            if race_bias is None:
+                raise ValueError(
+                    "rule = 'race' needs race_bias= (ζ⁺ per rung: a RaceBias, e.g. mf_sched.race.race_prior(...) or "
+                    "mf_sched.calibration.calibrate_race(...).bias(), or a list of absolute values)"
+                )
+            if eta is not None:
+                raise ValueError("eta (the heuristic halving cut) applies to rule = 'iise' only")
+            self.race_bias: RaceBias | None = RaceBias.coerce(race_bias, M)
+        else:
+            if race_bias is not None:
+                raise ValueError("race_bias is used by rule = 'race' only")
+            self.race_bias = None
+        self.fixed_arms = bool(fixed_arms)
+        if refine and rule != "race":
+            raise ValueError("refine is used by rule = 'race' only")
+        self.refine = bool(refine)
         self.margin = (
             2.0 * np.asarray(ladder.zeta, dtype=float) if bias == "zeta" else np.asarray(ladder.gamma, dtype=float)
         )
@@ -213,6 +278,7 @@ class RungEliminator:
         self._status = np.zeros(cap, dtype=np.int64)
         self._stop_rung = np.full(cap, -1, dtype=np.int64)
         self._reached = np.full(cap, -1, dtype=np.int64)
+        self._upper = np.full(cap, np.inf)  # racing: U_i, the optimistic bound on run i's final value
         self._halted_any = False
 
     # ------------------------------------------------------------------ registration and reports
@@ -238,6 +304,7 @@ class RungEliminator:
         self._status = np.concatenate([self._status, np.zeros(pad, dtype=np.int64)])
         self._stop_rung = np.concatenate([self._stop_rung, np.full(pad, -1, dtype=np.int64)])
         self._reached = np.concatenate([self._reached, np.full(pad, -1, dtype=np.int64)])
+        self._upper = np.concatenate([self._upper, np.full(pad, np.inf)])
 
     def register(self, key: Hashable, index: int | None = None) -> int:
         """Add a run (idempotent) and return its row. ``index`` fixes its registration index ``k`` (0-based)
@@ -283,6 +350,46 @@ class RungEliminator:
             self._reached[row] = rung
         if rung == self.M - 1 and self._status[row] == RUNNING:
             self._status[row] = FINISHED
+        if self.race_bias is not None:
+            if rung == self.M - 1 and self.refine:
+                self._refine(np.array([row]))
+            self._update_upper(np.array([row]))
+
+    def report_many(self, keys: Sequence[Hashable], values: Any, *, index: Sequence[int] | None = None) -> None:
+        """Bulk :meth:`report`: ``values[i, m]`` is run ``keys[i]``'s value at rung ``m`` (NaN: none). Runs are
+        registered in order (``index`` as in :meth:`register`); rungs already recorded keep their value when
+        the new one is equal and raise ValueError otherwise (nothing is changed then). Vectorised: the way to
+        rebuild an engine from a framework's storage."""
+        v = np.asarray(values, dtype=float)
+        keys = list(keys)
+        if v.shape != (len(keys), self.M):
+            raise ValueError(f"values must have shape ({len(keys)}, {self.M}), got {v.shape}")
+        if np.isinf(v).any():
+            raise ValueError("values must be finite (NaN marks a rung without a value)")
+        rows = np.empty(len(keys), dtype=np.int64)
+        known = [self._index_of.get(_check_key(k)) for k in keys]
+        for i, (k, r) in enumerate(zip(keys, known)):
+            if r is not None:
+                old = self._vals[r]
+                clash = ~np.isnan(old) & ~np.isnan(v[i]) & (old != v[i])
+                if clash.any():
+                    m = int(np.flatnonzero(clash)[0])
+                    raise ValueError(f"run {k!r} already has value {old[m]} at rung {m}; got {v[i, m]}")
+        for i, k in enumerate(keys):
+            rows[i] = self.register(k, None if index is None else int(index[i]))
+        have = ~np.isnan(v)
+        cur = self._vals[rows]
+        self._vals[rows] = np.where(have, v, cur)
+        top_rung = np.where(have.any(axis=1), self.M - 1 - np.argmax(have[:, ::-1], axis=1), -1)
+        self._reached[rows] = np.maximum(self._reached[rows], top_rung)
+        fin = have[:, -1] & (self._status[rows] == RUNNING)
+        self._status[rows[fin]] = FINISHED
+        if self.race_bias is not None:
+            if self.refine and have[:, -1].any():
+                self._refine(rows[have[:, -1]])
+                self._update_upper(np.arange(len(self._keys)))
+            else:
+                self._update_upper(rows)
 
     def mark_lost(self, key: Hashable) -> None:
         """A run failed or was abandoned: it stays as evidence but is no longer waited for. A run that
@@ -329,16 +436,177 @@ class RungEliminator:
         return 6.0 * self.delta / (math.pi**2 * k * k)
 
     def radius(self, key: Hashable, rung: int) -> float:
-        """``B_i(m)``: the confidence radius of run ``key``'s value at ``rung``."""
+        """The confidence radius of run ``key``'s value at ``rung``: ``B_i(m)`` of the IISE rule, or for the
+        racing rule the one-sided lower radius ``b_i(m)`` below the top and ``B_i`` at the top."""
         row = np.array([self._row(key)])
+        if self.rule == "race":
+            r = self._race_top(row) if rung == self.M - 1 else self._race_low(row, rung)
+            return float(r[0])
         return float(self._radii(row, rung)[0])
 
     def _radii(self, rows: np.ndarray, rung: int) -> np.ndarray:
+        if self.rule == "race":
+            return self._race_top(rows) if rung == self.M - 1 else self._race_low(rows, rung)
         s = float(self.sigma[rung])
         if s == 0.0 or rows.size == 0:
             return np.zeros(rows.shape)
         d = self._delta_run(rows) / self.M
         return s * subgaussian_radius(self.replicas, d / 2.0, 1.0)
+
+    def _race_low(self, rows: np.ndarray, rung: int | np.ndarray) -> np.ndarray:
+        """Racing: one-sided lower radius at ``rung`` (below the top): ``δ/(3M)`` with fixed arms, else per run."""
+        s = self.sigma[rung]
+        if rows.size == 0 or np.all(s == 0.0):
+            return np.zeros(rows.shape) if np.ndim(s) == 0 else np.zeros(np.broadcast_shapes(rows.shape, s.shape))
+        if self.fixed_arms:
+            d = np.full(rows.shape, self.delta / (3.0 * self.M))
+        else:
+            d = self._delta_run(rows) / (3.0 * self.M)
+        if np.ndim(s):
+            d = d[:, None]
+        return s * subgaussian_radius(self.replicas, d, 1.0)
+
+    def _race_top(self, rows: np.ndarray) -> np.ndarray:
+        """Racing: the top-rung radius, ``δ/(3K)`` (``δ_k/3``) per run and side."""
+        s = float(self.sigma[self.M - 1])
+        if s == 0.0 or rows.size == 0:
+            return np.zeros(rows.shape)
+        return s * subgaussian_radius(self.replicas, self._delta_run(rows) / 3.0, 1.0)
+
+    # ------------------------------------------------------------------ racing
+    def _update_upper(self, rows: np.ndarray) -> None:
+        """Recompute ``U_i`` for ``rows``: the tightest optimistic bound on the final value over the rungs
+        reported (each rung gives a valid bound on the event of the module docstring); a top-rung value
+        gives ``v(M) + B``."""
+        assert self.race_bias is not None
+        top = self.M - 1
+        v = self._vals[rows, :top]
+        have = ~np.isnan(v)
+        low = self._race_low(rows, np.arange(top)) if top else np.zeros((rows.size, 0))
+        low = np.broadcast_to(low, v.shape) if v.size else low
+        m = np.broadcast_to(np.arange(top), v.shape)
+        with np.errstate(invalid="ignore"):
+            ub = np.where(have, self.race_bias.optimistic(np.where(have, v + low, 0.0), m), np.inf)
+        u = ub.min(axis=1) if top else np.full(rows.size, np.inf)
+        vt = self._vals[rows, top]
+        at_top = ~np.isnan(vt)
+        if at_top.any():
+            u = np.where(at_top, vt + self._race_top(rows), u)
+        self._upper[rows] = u
+
+    def _refine(self, rows: np.ndarray) -> None:
+        """Raise ζ⁺ where the top-rung runs ``rows`` improved by more than it allows (see ``refine``)."""
+        b = self.race_bias
+        assert b is not None
+        top = self.M - 1
+        v = self._vals[rows]
+        gain = v[:, top : top + 1] - v[:, :top]
+        if b.form == "relative":
+            room = float(b.ideal) - v[:, :top]  # type: ignore[arg-type]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gain = np.where(room > 0, gain / np.where(room > 0, room, 1.0), np.where(gain > 0, 1.0, 0.0))
+            gain = np.clip(gain, 0.0, 1.0)
+        seen = np.nanmax(np.where(np.isnan(gain), -np.inf, gain), axis=0) if rows.size else np.full(top, -np.inf)
+        up = np.asarray(b.upper, dtype=float)
+        need = np.isfinite(up[:top]) & (seen > up[:top])
+        if not need.any():
+            return
+        new = up.copy()
+        new[:top] = np.where(need, seen, up[:top])
+        new = np.maximum.accumulate(np.where(np.isinf(new), -np.inf, new)[::-1])[::-1]
+        new = np.where(np.isinf(up), np.inf, new)
+        new[top] = 0.0
+        raised = sorted(set(b.details.get("raised_at", [])) | set(np.flatnonzero(new[:top] > up[:top]).tolist()))
+        src = b.source.split(" [raised")[0]
+        self.race_bias = RaceBias(
+            upper=tuple(new.tolist()),
+            typical=tuple(np.minimum(np.asarray(b.typical), new).tolist()),  # type: ignore[arg-type]
+            form=b.form,
+            ideal=b.ideal,
+            source=f"{src} [raised by the study's own curves at rungs {raised}]",
+            details={**dict(b.details), "raised_at": raised},
+        )
+        n = len(self._keys)
+        self._update_upper(np.arange(n))
+
+    def set_race_bias(self, race_bias: RaceBias | Sequence[float] | Mapping[str, Any]) -> None:
+        """Replace ζ⁺ (e.g. a prior chosen once the metric's family is known); every bound is recomputed.
+        Runs already stopped stay stopped."""
+        self._need_race()
+        self.race_bias = RaceBias.coerce(race_bias, self.M)
+        n = len(self._keys)
+        if self.refine and n:
+            top = np.flatnonzero(~np.isnan(self._vals[:n, self.M - 1]))
+            if top.size:
+                self._refine(top)
+        self._update_upper(np.arange(n))
+
+    def incumbent(self) -> tuple[Hashable | None, float]:
+        """Racing: the run with the best top-rung lower bound ``v_j(M) − B_j`` and that bound (``−inf`` when
+        no run has reached the top)."""
+        n = len(self._keys)
+        top = self.M - 1
+        vt = self._vals[:n, top]
+        rows = np.flatnonzero(~np.isnan(vt))
+        if rows.size == 0:
+            return None, -math.inf
+        lcb = vt[rows] - self._race_top(rows)
+        i = int(np.argmax(lcb))
+        return self._keys[int(rows[i])], float(lcb[i])
+
+    def priority(self, key: Hashable) -> float:
+        """Racing: ``U_i``, the optimistic bound on run ``key``'s final value (``inf`` before its first value).
+        Promoting runs in decreasing priority finds a strong incumbent early (best-first)."""
+        self._need_race()
+        return float(self._upper[self._row(key)])
+
+    def ranked(self, keys: Iterable[Hashable]) -> list[Hashable]:
+        """Racing: ``keys`` in promotion order — decreasing priority, ties in registration order."""
+        self._need_race()
+        rows = np.array([self._row(k) for k in keys], dtype=np.int64)
+        if rows.size == 0:
+            return []
+        order = np.lexsort((rows, -self._upper[rows]))
+        return [self._keys[int(rows[i])] for i in order.tolist()]
+
+    def eliminate(self, keys: Iterable[Hashable] | None = None) -> list[Hashable]:
+        """Racing: stop every running run (default: all; else among ``keys``) that cannot beat the incumbent,
+        ``U_i < L``. Call it when a run reaches the top (a paused run may then be stopped without being
+        resumed). Returns the keys stopped, in registration order."""
+        self._need_race()
+        _, lcb = self.incumbent()
+        n = len(self._keys)
+        if keys is None:
+            rows = np.arange(n)
+        else:
+            rows = np.array(sorted({self._row(k) for k in keys}), dtype=np.int64)
+        if rows.size == 0 or lcb == -math.inf:
+            return []
+        rows = rows[(self._status[rows] == RUNNING) & (self._reached[rows] >= 0) & (self._reached[rows] < self.M - 1)]
+        hit = rows[self._upper[rows] < lcb]
+        self._status[hit] = STOPPED
+        self._stop_rung[hit] = self._reached[hit]
+        return [self._keys[i] for i in hit.tolist()]
+
+    def best_estimate(self) -> tuple[Hashable | None, int, float | None]:
+        """An answer from every rung's evidence: the run with the best estimated final value — its top-rung
+        value once it has one, else :meth:`~mf_sched.race.RaceBias.estimate` of its value at its highest
+        rung (the calibrated typical improvement of a strong run; ``rule="iise"``: the value itself). Runs
+        stopped by the rule are excluded. Returns ``(key, rung it rests on, estimate)``; used when a budget
+        ends before the race does."""
+        n = len(self._keys)
+        rows = np.flatnonzero(np.isin(self._status[:n], (RUNNING, FINISHED, LOST)) & (self._reached[:n] >= 0))
+        if rows.size == 0:
+            return None, -1, None
+        r = self._reached[rows]
+        v = self._vals[rows, r]
+        est = v if self.race_bias is None else np.where(r == self.M - 1, v, self.race_bias.estimate(v, r))
+        i = int(np.lexsort((rows, -r, -est))[0])  # best estimate; ties: the higher rung, then registration
+        return self._keys[int(rows[i])], int(r[i]), float(est[i])
+
+    def _need_race(self) -> None:
+        if self.rule != "race":
+            raise ValueError("this method belongs to the racing rule: build the engine with rule='race'")
 
     def _rung_evidence(self, rung: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows with a value at ``rung``, their values and radii."""
@@ -383,6 +651,8 @@ class RungEliminator:
         st = int(self._status[row])
         if st in (STOPPED, HALTED):
             return True
+        if self.rule == "race":
+            return bool(self.eliminate([key])) if st == RUNNING else False
         for m in range(int(self._reached[row]) + 1):
             if math.isnan(self._vals[row, m]):
                 continue
@@ -403,10 +673,14 @@ class RungEliminator:
         """Synchronous decision at ``rung``: among ``keys`` (default: every running or finished run with a
         value there), stop those the rule eliminates against all values recorded at ``rung``;
         simultaneous, as in IISE. Returns the stopped (and, with ``eta``, halted) keys in registration
-        order. Runs without a value at ``rung`` are skipped."""
+        order. Runs without a value at ``rung`` are skipped. With ``rule="race"`` the runs at ``rung`` are
+        checked against the incumbent (:meth:`eliminate`)."""
         if isinstance(rung, bool) or not isinstance(rung, (int, np.integer)) or not 0 <= rung < self.M:
             raise ValueError(f"rung = {rung!r} is out of range; accepted: an integer in 0..{self.M - 1}")
         n = len(self._keys)
+        if self.rule == "race":
+            cand = np.flatnonzero(self._reached[:n] == rung) if keys is None else [self._row(k) for k in keys]
+            return self.eliminate([self._keys[i] for i in cand if self._reached[i] == rung])
         if keys is None:
             st = self._status[:n]
             rows = np.flatnonzero(((st == RUNNING) | (st == FINISHED)) & ~np.isnan(self._vals[:n, rung]))
@@ -441,8 +715,11 @@ class RungEliminator:
         vtop = self._vals[:n, top]
         have = np.flatnonzero(~np.isnan(vtop))
         uncovered = tuple(self._keys[i] for i in np.flatnonzero((st == LOST) & (self._reached[:n] < top)).tolist())
+        src = self.bias_source
         if have.size == 0:
-            return RungCertificate(None, None, False, None, False, self.delta, counts, uncovered, self.cost)
+            return RungCertificate(
+                None, None, False, None, False, self.delta, counts, uncovered, self.cost, self.rule, src
+            )
         # best top-rung value; ties broken by registration order (deterministic in every process)
         rho = int(have[np.argmax(vtop[have])])
         surviving = np.flatnonzero(np.isin(st, (RUNNING, FINISHED, LOST)))
@@ -470,10 +747,20 @@ class RungEliminator:
             counts=counts,
             uncovered=uncovered,
             cost=self.cost,
+            rule=self.rule,
+            bias_source=src,
         )
 
+    @property
+    def bias_source(self) -> str:
+        """Where the bias bound of the decisions comes from."""
+        if self.race_bias is not None:
+            return self.race_bias.source or "given ζ⁺"
+        return "ladder γ" if self.bias == "gamma" else "ladder ζ"
+
     def rung_table(self) -> list[dict[str, Any]]:
-        """Per rung: runs with a value, runs stopped/halted there, best value, margin and radius (of run 1)."""
+        """Per rung: runs with a value, runs stopped/halted there, best value and the bias margin (``2ζ(m)`` or
+        ``γ(m)`` for the IISE rule, ``ζ⁺(m)`` for the racing rule)."""
         n = len(self._keys)
         out = []
         for m in range(self.M):
@@ -487,7 +774,7 @@ class RungEliminator:
                     "stopped": int(((self._stop_rung[:n] == m) & (self._status[:n] == STOPPED)).sum()),
                     "halted": int(((self._stop_rung[:n] == m) & (self._status[:n] == HALTED)).sum()),
                     "best": float(v[have].max()) if have.any() else None,
-                    "margin": float(self.margin[m]),
+                    "margin": float(self.margin[m] if self.race_bias is None else self.race_bias.upper[m]),
                 }
             )
         return out
@@ -496,7 +783,7 @@ class RungEliminator:
         """One line per rung, for ``debug_string`` and logs."""
         c = self.certificate()
         lines = [
-            f"RungEliminator: {len(self)} runs, {c.counts.get('running', 0)} running, "
+            f"RungEliminator ({self.rule}): {len(self)} runs, {c.counts.get('running', 0)} running, "
             f"{c.counts.get('stopped', 0)} stopped, {c.counts.get('halted', 0)} halted, "
             f"{c.counts.get('finished', 0)} finished; cost {c.cost:g}; best {c.key!r}"
         ]
@@ -519,6 +806,10 @@ class RungEliminator:
             "bias": self.bias,
             "eta": self.eta,
             "min_rung_reports": self.min_rung_reports,
+            "rule": self.rule,
+            "race_bias": None if self.race_bias is None else self.race_bias.to_dict(),
+            "fixed_arms": self.fixed_arms,
+            "refine": self.refine,
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -547,8 +838,11 @@ class RungEliminator:
         if not isinstance(cfg, dict):
             raise StateFormatError("config must be a mapping")
         cfg = dict(cfg)
-        ladder = FidelityLadder.from_dict(cfg.pop("ladder"))
-        eng = cls(ladder, **cfg)
+        try:
+            ladder = FidelityLadder.from_dict(cfg.pop("ladder"))
+            eng = cls(ladder, **cfg)
+        except (TypeError, ValueError, KeyError) as e:
+            raise StateFormatError(f"config: {e}") from None
         keys = d["keys"]
         if not isinstance(keys, list):
             raise StateFormatError("keys must be a list")
@@ -578,4 +872,6 @@ class RungEliminator:
         have = ~np.isnan(eng._vals[:n])
         eng._reached[:n] = np.where(have.any(axis=1), eng.M - 1 - np.argmax(have[:, ::-1], axis=1), -1)
         eng._halted_any = bool(d["halted_any"])
+        if eng.race_bias is not None and n:
+            eng._update_upper(np.arange(n))
         return eng
