@@ -1,59 +1,60 @@
-"""Optuna adapters: :class:`MFSampler` (a policy chooses configuration *and* fidelity) and :class:`MFPruner`.
+"""Optuna adapters: :class:`MFSampler` (chooses configuration and fidelity) and :class:`MFPruner`.
 
-Install with ``pip install "mf-sched[optuna]"``. Facts about Optuna 5 that shaped this module (and the
-private APIs it must use) are in the project's ``notes/optuna-facts.md``; the private calls are
-``study._storage.get_all_trials``, ``study._storage.set_trial_system_attr`` and
-``study._storage.get_trial_system_attrs``: Optuna 5 removed the public ``set_system_attr`` and offers no
-other way for a sampler to annotate a trial or read a running trial's annotations.
+Install with ``pip install "mf-sched[optuna]"``. Both work with no arguments on an ordinary Optuna objective::
 
-How a study runs with :class:`MFSampler`
------------------------------------------
-* **Continuous spaces with MF-GP-UCB**: ``policy="mf-gp-ucb"`` (or ``"gp-ucb"``, with ``policy_kwargs={"budget":
-  Λ}``) chooses a point and a fidelity per trial (stored as ``mf:params``); the replay re-asks the policy
-  and matches each trial against its proposal (adopting points placed by others or enqueued).
-* **Arms** are configurations: the ``search_space`` you give (``{"lr": [0.1, 0.01], ...}`` or Optuna
-  distributions), or the distributions of the study's first trial. A finite space with at most
-  ``max_grid`` points is enumerated; otherwise ``n_candidates`` points are drawn by a scrambled Sobol
-  sequence seeded with ``candidate_seed`` (the same set in every process). A trial that suggests a
-  parameter outside the space, or with another distribution, is rejected with a ValueError (dynamic and
-  conditional spaces are not supported by arm-based policies). With an explicit ``search_space`` such a trial
-  fails with a ValueError; with an inferred one, the sampler warns and hands the study to ``fallback`` at the
-  top fidelity (use a non-arm sampler with :class:`MFPruner` for such spaces).
-* **Fidelity**: in ``before_trial`` the policy picks (arm, fidelity) and the sampler stores them on the
-  trial (system attributes ``mf:arm``, ``mf:fidelity``). The objective asks :func:`budget` for its
-  resource (e.g. epochs) and ends with ``return finish(trial, value)``.
-* **best_trial stays safe**: :func:`finish` ends a trial below the top fidelity as PRUNED (its value is
-  kept as the intermediate value at its resource and as ``mf:result``), so only top-fidelity trials are
-  COMPLETE and ``study.best_trial`` is never a low-fidelity evaluation. The policy's own answer, with its
-  certificate, is :meth:`MFSampler.recommendation`.
-* **State** is a pure function of the storage: every decision replays the study's trials in ``number``
-  order into a fresh policy (finished trials are adopted and told, RUNNING ones are outstanding pulls,
-  FAIL/crashed ones give their pull back). N processes on one SQLite/PostgreSQL/journal storage therefore
-  share one policy; two processes may still pick the same pull at the same instant (the race of every
-  Optuna sampler), and the duplicate is then an extra observation. A lock serialises decisions of threads
-  (``n_jobs > 1``).
-* **Enqueued and retried trials** keep their parameters: a retried trial (``RetryFailedTrialCallback``)
-  inherits its failed trial's arm and fidelity; an enqueued trial runs at the top fidelity and counts for
-  its arm when its parameters are a candidate.
-* **Waiting and done**: when the policy waits for running trials (a round barrier) a new trial repeats a
-  running pull (an extra replica the policy can use, marked ``mf:replica``); when the policy is done, the
-  recommended arm is evaluated once at the top fidelity (if it was not yet), then trials go to ``fallback`` (default
-  :class:`optuna.samplers.RandomSampler`) at the top fidelity. The sampler never calls ``study.stop()``
-  and never stalls.
-* Trials without ``mf:arm`` (before the space is known, or in Optuna's sampler test-suites, which never
-  call ``before_trial``) are sampled by ``fallback``.
+    study = optuna.create_study(direction="maximize", sampler=MFSampler(), pruner=MFPruner())
 
-:class:`MFPruner` applies :class:`~mf_sched.rungs.RungEliminator` (IISE's ζ-aware rule, one value per rung)
-to the ``trial.report(value, step)`` loop of any sampler: at each rung resource it prunes a trial only
-when some trial's lower bound beats the trial's upper bound by ``2ζ(m)``. With MFSampler, a trial pruned
-below its fidelity counts for the sampler's policy as an evaluation at its fidelity with its last reported
-value (pessimistic for metrics that improve with training, and consistent with the pruner's verdict that
-it cannot be the best).
+    def objective(trial):
+        lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+        for epoch in range(1, 28):
+            acc = train_one_epoch(lr)
+            trial.report(acc, epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return acc
+
+What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rule="race"``):
+
+* **Candidates.** The search space (given, or the first trial's distributions) becomes a fixed set of arms:
+  its grid when finite (``≤ max_grid`` points), else ``n_candidates`` scrambled-Sobol points. Every process
+  derives the same set. The study ends (``study.stop()``, as GridSampler does) once every candidate is either
+  stopped or trained to the top, unless ``keep_sampling=True`` (then the ``fallback`` sampler explores).
+* **Ladder.** Given, calibrated, or inferred: the maximum resource ``R`` is ``max_resource=`` or the last step
+  of the first trial that completes (as Optuna's HyperbandPruner infers it); rungs are ``≈ 2% of R × 3^k``
+  (:func:`mf_sched.integrations._common.auto_resources`). Steps counted from 0 are recognised.
+* **ζ⁺ and σ.** Given, or the prior shipped for the metric's family (values in [0, 1]; non-negative losses),
+  raised by the study's own curves as configurations finish; σ defaults to 0.01 for [0, 1] metrics and 1% of
+  the values otherwise. The certificate says which ζ⁺ was used and where it came from.
+* **Ordinary objectives** (no :func:`budget`): each candidate gets one trial that trains until MFPruner
+  stops it — when its optimistic bound ``ζ⁺``-bound of ``v + b`` falls below the best completed trial's lower
+  bound — or it completes. Without MFPruner nothing is stopped early (a warning says so).
+* **Resumable objectives** call ``budget(trial)`` (the epochs to train *to*, resuming the configuration's
+  checkpoint) and end with ``return finish(trial, value)``. The sampler then promotes configurations one rung
+  per trial, best-first: every candidate's first rung, then always the most optimistic one, so a strong
+  configuration reaches the top early and the others are raced against it; a configuration that can no
+  longer win is never resumed. Below the top, ``finish`` ends the trial PRUNED with its value, so
+  ``study.best_trial`` is always a full-fidelity trial.
+* **Answer.** :meth:`MFSampler.recommendation`: the best full-fidelity configuration with its ε-certificate;
+  before the race is over, the best *estimated* final value from every rung's evidence, and the rung it
+  rests on.
+* **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
+  processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a
+  configuration that failed ``max_failures`` times is dropped (and reported).
+* Other registered policies (``policy="iise-rungs"``, ``"iise"``, ``"sh"``, ``"hyperband"``, ``"mf-grad"``,
+  ``"mf-gp-ucb"`` ...) need an explicit ladder with ζ: see :mod:`mf_sched.integrations._optuna_policy`.
+
+:class:`MFPruner` with any other sampler races every trial against the best completed trial (or, with
+``rule="iise"`` and a ladder, applies IISE's symmetric rule). Paired with MFSampler it carries out the
+sampler's decisions (one engine).
+
+Private Optuna APIs used (Optuna 5 has no public way for a sampler to annotate a trial or to read the trials of
+a study without copying them): ``study._storage.get_all_trials``, ``study._storage.set_trial_system_attr``,
+``study._storage.get_trial_system_attrs``, ``study._storage.get_trial``.
 """
 
 from __future__ import annotations
 
-import itertools
+import copy
 import math
 import threading
 import warnings
@@ -63,20 +64,33 @@ from typing import Any
 
 import numpy as np
 import optuna
-from optuna.distributions import (
-    BaseDistribution,
-    CategoricalDistribution,
-    FloatDistribution,
-    IntDistribution,
-)
+from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Policy
-from mf_sched.registry import build_policy, get_policy
-from mf_sched.rungs import RungEliminator
+from mf_sched.policy import check_delta
+from mf_sched.registry import get_policy
+from mf_sched.rungs import RULES, RungEliminator
+
+from ._common import check_sigma, coerce_race_bias, default_sigma, is_inferred, resolve_ladder
+from ._optuna_policy import decide_with_policy, new_policy, replay_policy
+from ._optuna_race import (
+    ARM,
+    FIDELITY,
+    PARAMS,
+    PRUNED_RUNG,
+    REPLICA,
+    RESULT,
+    RESUMABLE,
+    SURPLUS,
+    RaceView,
+    ladder_of,
+    race_view,
+    trial_rung_values,
+)
+from ._optuna_space import as_distributions, candidate_set, params_key, to_python
 
 __all__ = [
     "MFSampler",
@@ -86,101 +100,66 @@ __all__ = [
     "fidelity",
     "finish",
     "curves_from_study",
+    "candidate_set",
 ]
 
-ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:result", "mf:pruned_rung", "mf:replica"
-PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
 _GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
-
-
-def _point(policy: Any, pull: Any) -> dict[str, Any]:
-    return {k: _to_python(v) for k, v in policy.point(pull).items()}
-
-
-def _to_space(space: Mapping[str, BaseDistribution]) -> Any:
-    """Optuna distributions as an :class:`mf_sched.space.SearchSpace` (stepped floats become their grid)."""
-    from mf_sched.space import Categorical, Float, Int, SearchSpace
-
-    dims = []
-    for name in sorted(space):
-        d = space[name]
-        if isinstance(d, CategoricalDistribution):
-            dims.append(Categorical(name, list(d.choices)))
-        elif isinstance(d, IntDistribution):
-            if d.step != 1:
-                dims.append(Categorical(name, list(range(d.low, d.high + 1, d.step))))
-            else:
-                dims.append(Int(name, d.low, d.high, log=d.log))
-        elif isinstance(d, FloatDistribution) and d.step is not None:
-            dims.append(Categorical(name, _grid(d, 10**6)))
-        elif isinstance(d, FloatDistribution):
-            dims.append(Float(name, d.low, d.high, log=d.log))
-        else:  # pragma: no cover - Optuna has no other distribution types
-            raise ValueError(f"unsupported distribution {d!r} for {name!r}")
-    return SearchSpace(dims)
-
-
-# ----------------------------------------------------------------------------------------- helpers
-def _resolve_ladder(ladder: FidelityLadder | None, calibration: Any, who: str) -> FidelityLadder:
-    if (ladder is None) == (calibration is None):
-        raise ValueError(
-            f"{who} needs exactly one of ladder= (a FidelityLadder with resources, e.g. epochs) or calibration= "
-            "(an mf_sched.calibration.Calibration)"
-        )
-    lad = ladder if ladder is not None else calibration.ladder()
-    if not isinstance(lad, FidelityLadder):
-        raise TypeError(f"ladder must be a FidelityLadder, got {type(lad).__name__}")
-    if lad.resources is None:
-        raise ValueError(f"{who}: the ladder needs resources (the step/epoch of each fidelity, e.g. [1, 3, 9, 27])")
-    bad = [r for r in lad.resources if r != int(r)]
-    if bad:
-        raise ValueError(f"{who}: ladder resources must be whole steps (Optuna reports integer steps), got {bad}")
-    return lad
-
-
-def _check_sigma(sigma: Any, calibration: Any, M: int) -> Any:
-    if sigma is None and calibration is not None:
-        s = np.asarray(calibration.sigma, dtype=float)
-        if s.size == M and np.isfinite(s).all():
-            return s
-        raise ValueError("the calibration has no seed-to-seed σ (one seed per configuration): pass sigma=")
-    if sigma is None:
-        return 0.05
-    s = np.asarray(sigma, dtype=float)
-    if not (np.isfinite(s).all() and (s > 0).all()):
-        raise ValueError(f"sigma = {sigma!r} is out of range; accepted: finite numbers > 0 (one, or one per fidelity)")
-    return s if s.ndim else float(s)
 
 
 def _storage_attrs(trial: optuna.trial.Trial) -> dict[str, Any]:
     return trial.study._storage.get_trial_system_attrs(trial._trial_id)
 
 
-def _sampler_or_pruner(trial: optuna.trial.Trial) -> tuple[FidelityLadder, bool]:
-    s = trial.study.sampler
-    if isinstance(s, MFSampler):
-        return s.ladder, True
-    p = trial.study.pruner
-    if isinstance(p, MFPruner):
-        return p.ladder, False
-    raise ValueError("budget()/fidelity()/finish() need a study whose sampler is an MFSampler or pruner an MFPruner")
+def _parts(study: optuna.Study) -> tuple[MFSampler | None, MFPruner | None]:
+    s, p = study.sampler, study.pruner
+    return (s if isinstance(s, MFSampler) else None), (p if isinstance(p, MFPruner) else None)
+
+
+def _study_ladder(study: optuna.Study) -> tuple[FidelityLadder | None, int]:
+    s, p = _parts(study)
+    if s is None and p is None:
+        raise ValueError(
+            "budget()/fidelity()/finish() need a study whose sampler is an MFSampler or pruner an MFPruner"
+        )
+    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+    src = s if s is not None else p
+    return ladder_of(trials, src.ladder, src.max_resource, src.min_resource, src.reduction_factor)  # type: ignore[union-attr]
+
+
+def _need_ladder(study: optuna.Study) -> tuple[FidelityLadder, int]:
+    lad, off = _study_ladder(study)
+    if lad is None:
+        raise ValueError(
+            "the maximum resource is not known yet (no trial has completed): pass max_resource= (e.g. the number "
+            "of epochs) or ladder= to MFSampler / MFPruner to use budget()"
+        )
+    return lad, off
 
 
 def fidelity(trial: optuna.trial.Trial) -> int:
-    """The fidelity (0-based ladder index) this trial runs at: the MFSampler's choice, else the top one."""
-    ladder, is_sampler = _sampler_or_pruner(trial)
-    m = _storage_attrs(trial).get(FIDELITY) if is_sampler else None
-    return ladder.top if m is None else int(m)
+    """The fidelity (0-based rung index) this trial runs at: the MFSampler's choice, else the top one."""
+    lad, _ = _need_ladder(trial.study)
+    m = _storage_attrs(trial).get(FIDELITY)
+    return lad.top if not isinstance(m, int) or m < 0 or m > lad.top else m
 
 
 def budget(trial: optuna.trial.Trial) -> int:
-    """The resource (e.g. number of epochs) this trial should train for: ``ladder.resources[fidelity]``."""
-    ladder, _ = _sampler_or_pruner(trial)
-    return int(ladder.resources[fidelity(trial)])
+    """The resource (e.g. the epoch) this trial should train *to*, resuming its configuration's checkpoint.
+
+    Calling it tells MFSampler that the objective resumes: configurations are then promoted one rung per
+    trial. A trial started when nothing was left to evaluate is pruned here at once (no cost)."""
+    study = trial.study
+    s, _ = _parts(study)
+    if _storage_attrs(trial).get(SURPLUS):
+        raise optuna.TrialPruned("MFSampler: nothing was left to evaluate when this trial started")
+    if s is not None:
+        study._storage.set_trial_system_attr(trial._trial_id, RESUMABLE, True)
+    lad, _ = _need_ladder(study)
+    return int(lad.resources[fidelity(trial)])
 
 
 def finish(trial: optuna.trial.Trial, value: float) -> float:
-    """End the objective: ``return finish(trial, value)``.
+    """End a resumable objective: ``return finish(trial, value)``.
 
     Records ``value`` as the trial's result at its fidelity. Below the top fidelity the trial then ends
     PRUNED (raises :class:`optuna.TrialPruned`; Optuna stores ``value`` as its final value), so that a
@@ -188,104 +167,44 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
     and the trial completes normally.
     """
     v = float(value)
-    ladder, _ = _sampler_or_pruner(trial)
+    lad, off = _need_ladder(trial.study)
     m = fidelity(trial)
-    step = int(ladder.resources[m])
+    step = int(lad.resources[m]) - off
     trial.study._storage.set_trial_system_attr(trial._trial_id, RESULT, v if math.isfinite(v) else None)
-    if m < ladder.top:
+    if m < lad.top:
         if step not in trial.study._storage.get_trial(trial._trial_id).intermediate_values:
             trial.report(v, step)
-        raise optuna.TrialPruned(f"fidelity {m} of {ladder.top}: recorded for the policy, not a final result")
+        raise optuna.TrialPruned(f"fidelity {m} of {lad.top}: recorded for the policy, not a final result")
     return v
 
 
-# ----------------------------------------------------------------------------------------- the arms
-def _grid(dist: BaseDistribution, max_points: int) -> list[Any] | None:
-    if isinstance(dist, CategoricalDistribution):
-        return list(dist.choices)
-    if isinstance(dist, IntDistribution):
-        n = (dist.high - dist.low) // dist.step + 1
-        return list(range(dist.low, dist.high + 1, dist.step)) if n <= max_points and not dist.log else None
-    if isinstance(dist, FloatDistribution) and dist.step is not None:
-        n = int(round((dist.high - dist.low) / dist.step)) + 1
-        return [float(dist.low + i * dist.step) for i in range(n)] if n <= max_points else None
-    return None
-
-
-def _from_unit(dist: BaseDistribution, u: float) -> Any:
-    if isinstance(dist, CategoricalDistribution):
-        return dist.choices[min(int(u * len(dist.choices)), len(dist.choices) - 1)]
-    lo, hi = float(dist.low), float(dist.high)
-    x = math.exp(math.log(lo) + u * (math.log(hi) - math.log(lo))) if dist.log else lo + u * (hi - lo)
-    if isinstance(dist, IntDistribution):
-        k = int(round((x - dist.low) / dist.step))
-        return int(min(dist.high, dist.low + k * dist.step))
-    if dist.step is not None:
-        k = int(round((x - lo) / dist.step))
-        return float(min(hi, lo + k * dist.step))
-    return float(min(hi, max(lo, x)))
-
-
-def _to_python(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def _as_distributions(space: Mapping[str, Any]) -> dict[str, BaseDistribution]:
-    out: dict[str, BaseDistribution] = {}
-    for name, d in space.items():
-        if isinstance(d, BaseDistribution):
-            out[name] = d
-        elif isinstance(d, (list, tuple)) and len(d) > 0:
-            out[name] = CategoricalDistribution([_to_python(x) for x in d])
-        else:
-            raise ValueError(
-                f"search_space[{name!r}] = {d!r} is not accepted; accepted: a non-empty list of values or an "
-                "optuna distribution"
-            )
-    if not out:
-        raise ValueError("search_space is empty; accepted: a mapping name -> values or distribution")
-    return out
-
-
-def candidate_set(
-    space: Mapping[str, BaseDistribution], *, max_grid: int = 1000, n_candidates: int = 64, seed: int = 0
-) -> list[dict[str, Any]]:
-    """The arms of a search space: its full grid when finite with ``≤ max_grid`` points, else ``n_candidates``
-    scrambled-Sobol points (deterministic in ``seed``; discrete dimensions are snapped)."""
-    names = sorted(space)
-    grids = [_grid(space[n], max_grid) for n in names]
-    if all(g is not None for g in grids) and math.prod(len(g) for g in grids) <= max_grid:
-        return [dict(zip(names, combo)) for combo in itertools.product(*grids)]
-    from scipy.stats import qmc
-
-    u = qmc.Sobol(d=len(names), scramble=True, seed=seed).random(n_candidates)
-    out, seen = [], set()
-    for row in u:
-        c = {n: _from_unit(space[n], float(x)) for n, x in zip(names, row)}
-        key = tuple(repr(c[n]) for n in names)
-        if key not in seen:
-            seen.add(key)
-            out.append(c)
-    return out
+def _crossed_rung(t: FrozenTrial, steps: np.ndarray) -> bool:
+    """The trial's latest report moved it past a rung step (decisions are taken there only)."""
+    iv = t.intermediate_values
+    if not iv:
+        return False
+    reported = sorted(iv)
+    last = reported[-1]
+    prev = reported[-2] if len(reported) > 1 else -math.inf
+    return bool(np.any((steps > prev) & (steps <= last)))
 
 
 # ----------------------------------------------------------------------------------------- recommendation
 @dataclass(frozen=True)
 class MFRecommendation:
-    """The policy's answer for a study, with its certificate.
+    """The sampler's answer for a study, with its certificate.
 
     Attributes:
         params: the recommended configuration (None while there is no answer).
-        arm: its index in :attr:`MFSampler.candidates`.
-        certified: True when the policy's stopping rule fired (best with probability ≥ 1 − δ).
-        reason: the policy's state (``"identified"``, ``"finished"``, ``"in-progress"``, ``"budget"``).
-        delta: the confidence parameter; cost: Σ λ(fidelity) over the evaluations told to the policy;
-        full_fidelity_cost: what evaluating every candidate once at the top fidelity would cost;
-        resources_spent: Σ over trials of the last step they reported (e.g. epochs actually trained, pruned
-        runs included); full_fidelity_resources: candidates × the top resource;
-        done: whether the policy has finished; details: the policy's extras (e.g. ε for ``iise-rungs``).
+        arm: its index in :attr:`MFSampler.candidates` (None for a configuration outside them).
+        certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
+        reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``.
+        delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
+        full_fidelity_cost: every candidate once at the top fidelity;
+        resources_spent: epochs (steps) actually trained, over all trials; full_fidelity_resources: candidates ×
+        the top resource;
+        done: whether the race (policy) has finished; rung: the rung the answer rests on (the top once a
+        configuration finished, else the rung of its estimate); details: ε, ζ⁺ source, counts, ...
     """
 
     params: dict[str, Any] | None
@@ -299,27 +218,46 @@ class MFRecommendation:
     full_fidelity_resources: float
     done: bool
     n_trials: int
+    rung: int | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------------------- the sampler
 class MFSampler(BaseSampler):
-    """A registered mf-sched policy as an Optuna sampler: it picks the configuration and the fidelity.
+    """Multi-fidelity racing (or any registered policy) as an Optuna sampler; see the module docstring.
 
     Args:
-        ladder: the fidelity ladder with ``resources`` (steps/epochs per fidelity) and ζ; or
-        calibration: a :class:`mf_sched.calibration.Calibration` (ladder, and σ if it has one).
-        policy: a registered finite-armed policy name (``mf-sched policies``). Default ``"iise-rungs"``:
-            one evaluation per surviving configuration and rung, ζ-aware eliminations with a δ guarantee,
-            cost at most (number of candidates) × λ(M) — the budget of a successive-halving bracket, without
-            its unguarded cuts. ``"iise"`` repeats evaluations (seeds) until the best is identified exactly.
+        ladder / calibration: the rungs (resources) and, for policies other than ``race``, ζ; default: inferred.
+        policy: ``"race"`` (default) or a registered finite-armed best-arm policy (needs ``ladder``).
         policy_kwargs: extra constructor arguments of the policy.
         search_space: ``{name: list of values or distribution}``; default: the first trial's distributions.
-        delta: confidence δ. sigma: seed-to-seed σ of the objective (default 0.05, conservative for an
-            accuracy in [0, 1]; from ``calibration`` when it has one).
+        delta: confidence δ. sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the
+            module docstring, or the calibration's).
+        race_bias: ζ⁺ for ``race`` (:class:`~mf_sched.race.RaceBias`, a list, a
+            :class:`~mf_sched.calibration.RaceCalibration`); default the shipped prior, refined by the study.
+        max_resource, min_resource, reduction_factor: the inferred ladder (see the module docstring).
+        max_failures: failed trials per configuration before it is dropped.
+        keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
         max_grid, n_candidates, candidate_seed: see :func:`candidate_set`.
-        fallback: sampler for trials the policy does not place (default RandomSampler(seed)).
-        seed: seeds the policy (give every process the same seed) and the default fallback.
+        fallback: sampler for trials outside the race (default ``RandomSampler(seed)``).
+        seed: seeds the policy and the default fallback.
+
+    Example:
+        >>> import optuna
+        >>> from mf_sched.integrations.optuna import MFPruner, MFSampler
+        >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+        >>> def objective(trial):
+        ...     q = trial.suggest_categorical("q", [0.2, 0.5, 0.8, 0.75])
+        ...     for epoch in range(1, 10):
+        ...         trial.report(q - 0.4 / epoch, epoch)
+        ...         if trial.should_prune():
+        ...             raise optuna.TrialPruned()
+        ...     return q - 0.4 / 9
+        >>> sampler = MFSampler(seed=0)
+        >>> study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+        >>> study.optimize(objective, n_trials=20)     # the race is over after 4 trials: the study stops
+        >>> len(study.trials), sampler.recommendation(study).params
+        (4, {'q': 0.8})
     """
 
     def __init__(
@@ -327,81 +265,91 @@ class MFSampler(BaseSampler):
         ladder: FidelityLadder | None = None,
         *,
         calibration: Any = None,
-        policy: str = "iise-rungs",
+        policy: str = "race",
         policy_kwargs: Mapping[str, Any] | None = None,
         search_space: Mapping[str, Any] | None = None,
         delta: float = 0.05,
         sigma: float | Sequence[float] | None = None,
+        race_bias: Any = None,
+        max_resource: float | None = None,
+        min_resource: float | None = None,
+        reduction_factor: float = 3,
+        max_failures: int = 3,
+        keep_sampling: bool = False,
         max_grid: int = 1000,
         n_candidates: int = 64,
         candidate_seed: int = 0,
         fallback: BaseSampler | None = None,
         seed: int | None = None,
     ) -> None:
-        self.ladder = _resolve_ladder(ladder, calibration, "MFSampler")
+        self.ladder = resolve_ladder(ladder, calibration, "MFSampler", integer_steps=True)
+        self.policy_name = policy
+        self.race = policy == "race"
         cls = get_policy(policy)
         self._gp = policy in _GP_POLICIES
-        if self._gp and not (policy_kwargs or {}).get("budget"):
-            raise ValueError(
-                f"policy = {policy!r} needs policy_kwargs={{'budget': Λ}}: its capital, in the ladder's cost units"
-            )
-        if not self._gp and (not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget")):
-            raise ValueError(
-                f"policy = {policy!r} is not a finite-armed best-arm policy; accepted: e.g. 'iise-rungs', 'iise', "
-                "'iise-gamma', 'se', 'sh', 'hyperband', 'mf-grad', or 'mf-gp-ucb' / 'gp-ucb' for continuous spaces"
-            )
-        self.policy_name = policy
+        if not self.race:
+            if self.ladder is None:
+                raise ValueError(
+                    f"policy = {policy!r} needs ladder= or calibration= (its fidelities and ζ); the default "
+                    "policy 'race' infers the ladder"
+                )
+            if self._gp and not (policy_kwargs or {}).get("budget"):
+                raise ValueError(
+                    f"policy = {policy!r} needs policy_kwargs={{'budget': Λ}}: its capital, in the ladder's cost units"
+                )
+            if not self._gp and (not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget")):
+                raise ValueError(
+                    f"policy = {policy!r} is not a finite-armed best-arm policy; accepted: 'race', 'iise-rungs', "
+                    "'iise', 'iise-gamma', 'se', 'sh', 'hyperband', 'mf-grad', or 'mf-gp-ucb' / 'gp-ucb'"
+                )
         self.policy_kwargs = dict(policy_kwargs or {})
-        if not 0 < delta < 1:
-            raise ValueError(f"delta = {delta} is out of range; accepted: 0 < delta < 1")
-        self.delta = float(delta)
-        s = _check_sigma(sigma, calibration, self.ladder.M)
-        self.sigma = float(np.max(s))  # policies take one σ; the largest is the safe choice
-        for name, v in (("max_grid", max_grid), ("n_candidates", n_candidates)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= 1")
+        self.delta = check_delta(delta)
+        M = None if self.ladder is None else self.ladder.M
+        self.sigma = check_sigma(sigma, calibration, M)
+        self._policy_sigma = 0.05 if self.sigma is None else float(np.max(self.sigma))
+        self._race_bias = race_bias
+        if self.ladder is not None and race_bias is not None:
+            coerce_race_bias(race_bias, self.ladder.M)  # validate now
+        if max_resource is not None and not (isinstance(max_resource, (int, float)) and max_resource > 0):
+            raise ValueError(f"max_resource = {max_resource!r} is out of range; accepted: a number > 0")
+        self.max_resource = max_resource
+        self.min_resource = min_resource
+        self.reduction_factor = reduction_factor
+        for name, v, low in (
+            ("max_grid", max_grid, 1),
+            ("n_candidates", n_candidates, 1),
+            ("max_failures", max_failures, 1),
+        ):
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low}")
         self.max_grid, self.n_candidates, self.candidate_seed = max_grid, n_candidates, int(candidate_seed)
-        self._space = _as_distributions(search_space) if search_space is not None else None
+        self.max_failures = max_failures
+        self.keep_sampling = bool(keep_sampling)
+        self._space = as_distributions(search_space) if search_space is not None else None
         self._explicit_space = search_space is not None
         self._dynamic = False  # an inferred space turned out conditional/dynamic: the fallback takes over
         self._candidates: list[dict[str, Any]] | None = None
+        self._index: dict[Any, int] = {}
         if self._space is not None and not self._gp:
-            self._candidates = candidate_set(
-                self._space, max_grid=max_grid, n_candidates=n_candidates, seed=self.candidate_seed
-            )
+            self._set_candidates(self._space)
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
         self._lock = threading.RLock()
-        if not self._gp:  # a policy probe: fails early on bad policy_kwargs
-            self._probe = self._new_policy(2)
+        if not self.race and not self._gp:  # a policy probe: fails early on bad policy_kwargs
+            self._probe = new_policy(self, 2)
 
-    # ------------------------------------------------------------------ policy and replay
+    # ------------------------------------------------------------------ arms
     @property
     def candidates(self) -> list[dict[str, Any]] | None:
         """The arms (configurations), once the search space is known."""
         return None if self._candidates is None else [dict(c) for c in self._candidates]
 
-    def _new_policy(self, n_arms: int) -> Policy:
-        if self._gp:
-            from mf_sched.policies.mf_gp_ucb import MFGPUCB  # needs the gp extra (scikit-learn)
-
-            cls = get_policy(self.policy_name)
-            assert issubclass(cls, MFGPUCB)
-            return cls(
-                _to_space(self._space),
-                self.ladder,
-                noise={"kind": "subgaussian", "sigma": self.sigma},
-                seed=0 if self.seed is None else self.seed,
-                **self.policy_kwargs,
-            )
-        problem = {
-            "n_arms": n_arms,
-            "ladder": self.ladder,
-            "delta": self.delta,
-            "noise": {"kind": "subgaussian", "sigma": self.sigma},
-            "seed": 0 if self.seed is None else self.seed,
-        }
-        return build_policy(self.policy_name, problem, **self.policy_kwargs)
+    def _set_candidates(self, space: Mapping[str, BaseDistribution]) -> None:
+        self._space = dict(space)
+        self._candidates = candidate_set(
+            self._space, max_grid=self.max_grid, n_candidates=self.n_candidates, seed=self.candidate_seed
+        )
+        self._index = {params_key(c): i for i, c in enumerate(self._candidates)}
 
     def _ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
         if self._gp:
@@ -415,95 +363,193 @@ class MFSampler(BaseSampler):
             return True
         for t in trials:
             if t.distributions:
-                self._space = dict(t.distributions)
-                self._candidates = candidate_set(
-                    self._space, max_grid=self.max_grid, n_candidates=self.n_candidates, seed=self.candidate_seed
-                )
+                self._set_candidates(t.distributions)
                 return True
         return False
 
     def _arm_of_params(self, params: Mapping[str, Any]) -> int | None:
-        if self._candidates is None:
+        if self._candidates is None or not params:
             return None
-        for i, c in enumerate(self._candidates):
-            if c == dict(params):
-                return i
-        return None
+        try:
+            return self._index.get(params_key(params))
+        except TypeError:  # pragma: no cover - unhashable parameter values
+            return None
+
+    def _arm_of_trial(self, t: FrozenTrial) -> int | None:
+        a = t.system_attrs.get(ARM)
+        if isinstance(a, int) and self._candidates is not None and 0 <= a < len(self._candidates):
+            return a
+        return self._arm_of_params(t.params) if t.params else None
 
     def _sign(self, study: optuna.Study) -> float:
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
 
-    def _result(self, t: FrozenTrial) -> float | None:
-        attrs = t.system_attrs
-        v = attrs.get(RESULT)
-        if v is None and t.state == TrialState.COMPLETE and t.value is not None:
-            v = t.value
-        if v is None and t.state == TrialState.PRUNED and t.intermediate_values:
-            v = t.intermediate_values[max(t.intermediate_values)]
-        if v is None or not math.isfinite(float(v)):
+    # ------------------------------------------------------------------ the race
+    def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
+        """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
+        if not self._ensure_space(trials) or self._candidates is None:
             return None
-        return float(v)
+        lad, off = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+        if lad is None:
+            return None
+        bias = coerce_race_bias(self._race_bias, lad.M)
+        return race_view(
+            trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
+            race_bias=bias, n_arms=len(self._candidates), arm_of=self._arm_of_trial, exclude=exclude,
+            max_failures=self.max_failures, refine=bias is None,
+        )  # fmt: skip
 
-    def replay(self, study: optuna.Study) -> tuple[Policy | None, list[FrozenTrial], dict[int, Any]]:
-        """Rebuild the policy from the study's storage (see the module docstring). Returns the policy (None
-        while the search space is unknown), the trials, and the outstanding pull of each RUNNING trial."""
+    def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], str]:
+        """(arm, fidelity, trials seen running, kind): kind ``"pull"``, ``"surplus"`` (nothing to hand out while
+        others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every candidate:
+        the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first one)."""
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        if not self._ensure_space(trials):
-            return None, list(trials), {}
-        policy = self._new_policy(0 if self._gp else len(self._candidates))
-        sign = self._sign(study)
-        running: dict[int, Any] = {}
-        for t in sorted(trials, key=lambda x: x.number):
-            attrs = t.system_attrs
-            if self._gp:
-                fid, params = attrs.get(FIDELITY), attrs.get(PARAMS) or t.params
-                if fid is None or not params or set(params) != set(self._space):
-                    continue
-                v = self._result(t) if t.state in (TrialState.COMPLETE, TrialState.PRUNED) else None
-                if t.state != TrialState.RUNNING and v is None:
-                    continue  # failed: its pull is given back (never re-told)
-                # the policy's own sequence: re-ask; the trial's point is the policy's next proposal unless
-                # another process or the user placed it (then it is adopted)
-                pull = policy.ask() if PARAMS in attrs else None
-                if pull is not None and (pull.fidelity != int(fid) or _point(policy, pull) != params):
-                    policy.give_back(pull)
-                    pull = None
-                if pull is None:
-                    pull = policy.adopt_point(params, int(fid))
-                if t.state == TrialState.RUNNING:
-                    running[t.number] = pull
-                else:
-                    policy.tell(pull, sign * v)
-                continue
-            arm, fid = attrs.get(ARM), attrs.get(FIDELITY)
-            if arm is None and t.state in (TrialState.COMPLETE, TrialState.PRUNED) and t.params:
-                arm = self._arm_of_params(t.params)
-                fid = self.ladder.top if fid is None else fid
-            if arm is None or fid is None or not 0 <= int(arm) < policy.n_arms:
-                continue
-            arm, fid = int(arm), int(fid)
-            if t.state == TrialState.RUNNING:
-                running[t.number] = policy.adopt(arm, fid)
-            elif t.state in (TrialState.COMPLETE, TrialState.PRUNED):
-                v = self._result(t)
-                if v is not None:
-                    policy.tell(policy.adopt(arm, fid), sign * v)
-        return policy, list(trials), running
+        seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
+        if not self._ensure_space(trials) or self._candidates is None:
+            lad, _ = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+            return None, -1 if lad is None else lad.top, seen, "discovery"
+        view = self._view(study, trials, exclude=trial.number)
+        K = len(self._candidates)
+        if view is None:  # the maximum resource is unknown: start candidates in order, at the top
+            started = {a for t in trials if t.number != trial.number and (a := self._arm_of_trial(t)) is not None}
+            fresh = [a for a in range(K) if a not in started]
+            return (fresh[0], -1, seen, "pull") if fresh else (None, -1, seen, "surplus")
+        eng, top = view.engine, view.ladder.top
+        live = [a for a in range(K) if eng.status(a) == "running" and eng.reached(a) < top]
+        avail = [a for a in live if a not in view.busy]
+        if view.resumable:
+            if avail:
+                a = eng.ranked(avail)[0]
+                return a, eng.reached(a) + 1, seen, "pull"
+        else:
+            fresh = [a for a in avail if not view.ended[a]]
+            if fresh:
+                return fresh[0], top, seen, "pull"
+        if not live and not view.busy:
+            # a black-box objective (no trial.report) has no race: once every candidate is evaluated the fallback
+            # explores, as keep_sampling=True; a multi-fidelity study is over and stops
+            multi = any(t.intermediate_values for t in trials)
+            return None, top, seen, "done" if multi else "explore"
+        return None, top, seen, "surplus"
+
+    def should_prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
+        """The decision MFPruner carries out when paired with this sampler (see the module docstring)."""
+        if trial.system_attrs.get(SURPLUS):
+            return True
+        with self._lock:
+            trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+            if self.race:
+                view = self._view(study, trials, exclude=None)
+                if view is None or not _crossed_rung(trial, view.steps):
+                    return False
+                key = self._arm_of_trial(trial)
+                key = key if key is not None else f"trial-{trial.number}"
+                if key not in view.engine or view.engine.status(key) != "stopped":
+                    return False
+                rung = view.engine.stop_rung(key)
+            else:
+                fid = trial.system_attrs.get(FIDELITY)
+                lad = self.ladder
+                assert lad is not None
+                if not isinstance(fid, int) or not 0 <= fid < lad.top or trial.last_step is None:
+                    return False
+                _, off = ladder_of(trials, lad, None, None, 3)
+                if trial.last_step + off < lad.resources[fid]:
+                    return False
+                rung = fid  # an ordinary objective reached the policy's fidelity: its value there counts
+        try:
+            study._storage.set_trial_system_attr(trial._trial_id, PRUNED_RUNG, rung)
+        except Exception:  # pragma: no cover - a finished trial cannot be annotated
+            pass
+        return True
 
     def recommendation(self, study: optuna.Study) -> MFRecommendation:
-        """The policy's recommended configuration for ``study``, with its certificate."""
+        """The sampler's recommended configuration for ``study``, with its certificate."""
         with self._lock:
-            policy, trials, _ = self.replay(study)
-        if policy is None:
-            spent = float(sum(t.last_step or 0 for t in trials))
-            return MFRecommendation(
-                None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False, len(trials)
-            )
-        rec = policy.recommendation()
-        if self._gp:
-            params = rec.details.get("params")
+            trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+            if not self.race:
+                return self._policy_recommendation(study, trials)
+            view = self._view(study, trials, exclude=None)
+        spent = self._resources_spent(trials, view)
+        if view is None:
+            return MFRecommendation(None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False,
+                                    len(trials))  # fmt: skip
+        eng = view.engine
+        K = len(self._candidates or [])
+        live = any(eng.status(k) == "running" and eng.reached(k) < view.ladder.top for k in view.keys)
+        done = not live and not view.busy
+        cert = eng.certificate()
+        details: dict[str, Any] = {
+            "rule": "race",
+            "bias_source": cert.bias_source,
+            "counts": dict(cert.counts),
+            "uncovered": list(cert.uncovered),
+            "zeta_plus": list(eng.race_bias.upper) if eng.race_bias is not None else None,
+            "sigma": eng.sigma.tolist(),
+            "epsilon": cert.epsilon,
+        }
+        if done and cert.key is not None:
+            key, rung, est = cert.key, view.ladder.top, cert.value
+            reason = "identified" if cert.identified else "finished"
         else:
-            params = None if rec.arm is None else dict(self._candidates[rec.arm])
+            key, rung, est = eng.best_estimate()
+            reason = "in-progress"
+        details["estimate"] = None if est is None else self._sign(study) * est
+        R = float(view.ladder.resources[-1])
+        return MFRecommendation(
+            params=None if key is None else self._params_of(key, trials),
+            arm=key if isinstance(key, int) else None,
+            certified=bool(done and cert.identified),
+            reason=reason,
+            delta=self.delta,
+            cost=eng.cost,
+            full_fidelity_cost=K * float(view.ladder.costs[-1]),
+            resources_spent=spent,
+            full_fidelity_resources=K * R,
+            done=done,
+            n_trials=len(trials),
+            rung=None if rung is None or rung < 0 else int(rung),
+            details=details,
+        )
+
+    def _params_of(self, key: Any, trials: Sequence[FrozenTrial]) -> dict[str, Any] | None:
+        if isinstance(key, int) and self._candidates is not None:
+            return dict(self._candidates[key])
+        number = int(str(key).split("-")[-1])
+        for t in trials:
+            if t.number == number:
+                return dict(t.params)
+        return None  # pragma: no cover
+
+    def _resources_spent(self, trials: Sequence[FrozenTrial], view: RaceView | None) -> float:
+        """Epochs (steps) trained over all trials: a trial of a resumable objective continues its configuration
+        from the furthest step an earlier trial of it reached; other trials train from scratch."""
+        off = 0 if view is None else view.offset
+        reached: dict[Any, float] = {}
+        total = 0.0
+        for t in sorted(trials, key=lambda x: x.number):
+            if t.last_step is None:
+                continue
+            end = float(t.last_step + off)
+            key = self._arm_of_trial(t)
+            start = reached.get(key, 0.0) if t.system_attrs.get(RESUMABLE) and key is not None else 0.0
+            total += max(0.0, end - start)
+            if key is not None:
+                reached[key] = max(reached.get(key, 0.0), end)
+        return total
+
+    def _policy_recommendation(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> MFRecommendation:
+        policy, trials, _ = replay_policy(self, study)
+        lad = self.ladder
+        assert lad is not None
+        spent = self._resources_spent(trials, None)
+        if policy is None:
+            return MFRecommendation(None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False,
+                                    len(trials))  # fmt: skip
+        rec = policy.recommendation()
+        params = (
+            rec.details.get("params") if self._gp else (None if rec.arm is None else dict(self._candidates[rec.arm]))
+        )
         n_cand = len(self._candidates) if self._candidates is not None else 0
         return MFRecommendation(
             params=params,
@@ -512,11 +558,12 @@ class MFSampler(BaseSampler):
             reason=rec.reason,
             delta=rec.delta,
             cost=policy.cost,
-            full_fidelity_cost=n_cand * self.ladder.costs[-1],
-            resources_spent=float(sum(t.last_step or 0 for t in trials)),
-            full_fidelity_resources=n_cand * float(self.ladder.resources[-1]),
+            full_fidelity_cost=n_cand * lad.costs[-1],
+            resources_spent=spent,
+            full_fidelity_resources=n_cand * float(lad.resources[-1]),
             done=policy.done,
             n_trials=len(trials),
+            rung=rec.details.get("rung"),
             details=dict(rec.details),
         )
 
@@ -537,6 +584,13 @@ class MFSampler(BaseSampler):
         study._storage.set_trial_system_attr(trial._trial_id, ARM, None if arm is None else int(arm))
         study._storage.set_trial_system_attr(trial._trial_id, FIDELITY, int(fid))
 
+    @staticmethod
+    def _stop(study: optuna.Study) -> None:
+        try:
+            study.stop()
+        except RuntimeError:  # ask/tell use: there is no optimize loop to stop
+            pass
+
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._fallback.before_trial(study, trial)
         if len(study.directions) > 1:
@@ -555,14 +609,42 @@ class MFSampler(BaseSampler):
             with self._lock:
                 self._ensure_space(study._storage.get_all_trials(study._study_id, deepcopy=False))
                 arm = self._arm_of_params(attrs["fixed_params"])
-            self._set(study, trial, arm, self.ladder.top)
+            self._set(study, trial, arm, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
             return
         if self._dynamic:
-            self._set(study, trial, None, self.ladder.top)
+            self._set(study, trial, None, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
             return
+        if self.race and not isinstance(study.pruner, MFPruner):
+            other = type(study.pruner).__name__
+            what = (
+                "nothing is stopped early"
+                if isinstance(study.pruner, optuna.pruners.NopPruner)
+                else f"only {other} stops trials early (no guarantee; the configurations it prunes leave the race)"
+            )
+            warnings.warn(
+                f"MFSampler without MFPruner: on an ordinary objective (no budget()) {what}; use "
+                "optuna.create_study(sampler=MFSampler(), pruner=MFPruner())",
+                stacklevel=2,
+            )
         with self._lock:
             for _ in range(4):  # claim, then verify against decisions other processes made meanwhile
-                arm, fid, seen, replica = self._decide(study, trial)
+                if self.race:
+                    arm, fid, seen, kind = self._race_decide(study, trial)
+                    replica = False
+                    if kind == "explore":
+                        self._set(study, trial, None, fid)  # the fallback samples it
+                        return
+                    if kind in ("surplus", "done"):
+                        if kind == "done" and self.keep_sampling:
+                            self._set(study, trial, None, fid)  # the fallback explores at the top
+                            return
+                        self._set(study, trial, None, fid)
+                        study._storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
+                        if kind == "done":
+                            self._stop(study)
+                        return
+                else:
+                    arm, fid, seen, replica = decide_with_policy(self, study, trial)
                 self._set(study, trial, arm, fid)
                 if replica:
                     study._storage.set_trial_system_attr(trial._trial_id, REPLICA, True)
@@ -577,30 +659,6 @@ class MFSampler(BaseSampler):
                 if t.system_attrs.get(ARM) == arm and t.system_attrs.get(FIDELITY) == fid:
                     return True
         return False
-
-    def _decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], bool]:
-        policy, trials, running = self.replay(study)
-        seen = set(running)
-        if policy is None:  # the search space is not known yet: a cheap discovery trial
-            return None, 0, seen, False
-        pull = policy.ask()
-        if pull is not None and self._gp:
-            study._storage.set_trial_system_attr(trial._trial_id, PARAMS, _point(policy, pull))
-            return None, pull.fidelity, seen, False
-        if pull is not None:
-            return pull.arm, pull.fidelity, seen, False
-        if self._gp:
-            return None, self.ladder.top, seen, False
-        if not policy.done and running:  # a barrier: replicate a running pull
-            rng = np.random.default_rng(trial.number)
-            p = list(running.values())[int(rng.integers(len(running)))]
-            return p.arm, p.fidelity, seen, True
-        rec = policy.recommendation()
-        top = self.ladder.top
-        if rec.arm is not None and policy.counts[rec.arm, top] == 0:
-            if not any(p.arm == rec.arm and p.fidelity == top for p in running.values()):
-                return rec.arm, top, seen, False
-        return None, top, seen, False  # done: the fallback explores at the top fidelity
 
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
@@ -630,28 +688,67 @@ class MFSampler(BaseSampler):
             warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=2)
             self._dynamic = True
             return self._fallback.sample_independent(study, trial, param_name, param_distribution)
-        return _to_python(params[param_name])
+        return to_python(params[param_name])
 
     def after_trial(
         self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
     ) -> None:
         self._fallback.after_trial(study, trial, state, values)
+        if not self.race or self.keep_sampling or self._dynamic:
+            return
+        with self._lock:
+            trials = []
+            for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
+                if t.number == trial.number:  # after_trial runs before Optuna stores the state: use the one given
+                    t = copy.copy(t)
+                    t.state = state
+                trials.append(t)
+            view = self._view(study, trials, exclude=trial.number)
+        if view is None or view.busy:
+            return
+        eng = view.engine
+        if not any(t.intermediate_values for t in trials):
+            return  # a black-box objective: no race to end (see _race_decide)
+        if not any(eng.status(k) == "running" and eng.reached(k) < view.ladder.top for k in view.keys):
+            self._stop(study)  # every candidate is stopped or at the top: the race is over (as GridSampler)
 
 
 # ----------------------------------------------------------------------------------------- the pruner
 class MFPruner(optuna.pruners.BasePruner):
-    """ζ-aware pruning at the rungs of a fidelity ladder (:class:`~mf_sched.rungs.RungEliminator`).
+    """Racing (or IISE's rule) at the rungs of a ladder, for the ``report`` / ``should_prune`` loop.
 
-    A trial is pruned at rung ``m`` (step ``ladder.resources[m]``) only when some trial's value there, minus
-    its confidence radius, beats the trial's value plus its radius by ``2ζ(m)`` — it provably cannot be
-    the best, up to δ. Works with any sampler, across processes (decisions are recomputed from the storage),
-    tolerates NaN reports (a NaN value is no evidence either way), returns a builtin ``bool``.
+    With ``rule="race"`` (default) a trial is pruned at a rung when even the optimistic bound on its final value
+    (its value + radius + ζ⁺) is below the best completed trial's lower bound: on the event of
+    :mod:`mf_sched.rungs` the best trial is never pruned. With ``rule="iise"`` (needs a ladder with ζ) a trial
+    is pruned when some trial's value at the rung beats it by ``2ζ(m)`` plus both radii. Works with any sampler,
+    across processes (decisions are recomputed from the storage), tolerates NaN reports, returns a builtin
+    ``bool``; paired with :class:`MFSampler` it carries out the sampler's decisions.
 
     Args:
-        ladder / calibration: as for :class:`MFSampler` (``resources`` are the rung steps).
-        delta, sigma: confidence and seed-to-seed σ (default 0.05).
+        ladder / calibration: the rungs (default: inferred, see :class:`MFSampler`).
+        rule: ``"race"`` or ``"iise"``. race_bias: ζ⁺ (default: the shipped prior, refined by the study).
+        max_resource, min_resource, reduction_factor: the inferred ladder.
+        delta, sigma: confidence and seed-to-seed σ (default: see the module docstring).
         n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²) for trial k).
-        bias: ``"zeta"`` or ``"gamma"`` (needs ``ladder.gamma``). eta: optional halving cut (heuristic).
+        bias: ``"zeta"`` or ``"gamma"`` (``rule="iise"``). eta: optional halving cut (``rule="iise"``; heuristic).
+
+    Example:
+        >>> import optuna
+        >>> from mf_sched.integrations.optuna import MFPruner
+        >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+        >>> def objective(trial):
+        ...     q = trial.suggest_float("q", 0.0, 1.0)
+        ...     for epoch in range(1, 28):
+        ...         trial.report(q * (1 - 0.2 / epoch), epoch)
+        ...         if trial.should_prune():
+        ...             raise optuna.TrialPruned()
+        ...     return q * (1 - 0.2 / 27)
+        >>> study = optuna.create_study(direction="maximize", pruner=MFPruner(),
+        ...                             sampler=optuna.samplers.RandomSampler(seed=0))
+        >>> study.optimize(objective, n_trials=30)
+        >>> pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+        >>> len(pruned) > 10, study.best_value > 0.9
+        (True, True)
     """
 
     def __init__(
@@ -659,55 +756,91 @@ class MFPruner(optuna.pruners.BasePruner):
         ladder: FidelityLadder | None = None,
         *,
         calibration: Any = None,
+        rule: str = "race",
+        race_bias: Any = None,
+        max_resource: float | None = None,
+        min_resource: float | None = None,
+        reduction_factor: float = 3,
         delta: float = 0.05,
         sigma: float | Sequence[float] | None = None,
         n_trials: int | None = None,
         bias: str = "zeta",
         eta: float | None = None,
     ) -> None:
-        self.ladder = _resolve_ladder(ladder, calibration, "MFPruner")
-        self.sigma = _check_sigma(sigma, calibration, self.ladder.M)
-        self._kw = dict(delta=delta, sigma=self.sigma, n_arms=n_trials, bias=bias, eta=eta)
-        RungEliminator(self.ladder, **self._kw)  # validate the arguments now
-        self._steps = [int(r) for r in self.ladder.resources]
-        self._step_set = frozenset(self._steps)
+        self.ladder = resolve_ladder(ladder, calibration, "MFPruner", integer_steps=True)
+        if rule not in RULES:
+            raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
+        if rule == "iise" and (self.ladder is None or is_inferred(self.ladder)):
+            raise ValueError("rule = 'iise' needs ladder= or calibration= (a ζ for every rung)")
+        self.rule = rule
+        M = None if self.ladder is None else self.ladder.M
+        self.sigma = check_sigma(sigma, calibration, M)
+        self._race_bias = race_bias
+        if self.ladder is not None and race_bias is not None:
+            coerce_race_bias(race_bias, self.ladder.M)
+        if max_resource is not None and not (isinstance(max_resource, (int, float)) and max_resource > 0):
+            raise ValueError(f"max_resource = {max_resource!r} is out of range; accepted: a number > 0")
+        self.max_resource, self.min_resource, self.reduction_factor = max_resource, min_resource, reduction_factor
+        self.delta = check_delta(delta)
+        if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1):
+            raise ValueError(f"n_trials = {n_trials!r} is out of range; accepted: an integer >= 1, or None")
+        self.n_trials = n_trials
+        self._kw = dict(delta=self.delta, n_arms=n_trials, bias=bias, eta=eta)
+        if rule == "iise":
+            RungEliminator(self.ladder, sigma=0.05 if self.sigma is None else self.sigma, **self._kw)  # validate
+        elif eta is not None or bias != "zeta":
+            raise ValueError("bias= and eta= apply to rule = 'iise' only")
 
-    def engine(self, study: optuna.Study) -> RungEliminator:
-        """The engine with every trial's rung values (maximisation convention)."""
+    def engine(self, study: optuna.Study) -> RungEliminator | None:
+        """The engine with every trial's rung values (maximisation convention), one run per trial; None while
+        the ladder is unknown."""
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        lad, off = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+        if lad is None:
+            return None
         sign = 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
-        eng = RungEliminator(self.ladder, **self._kw)
-        for t in sorted(study._storage.get_all_trials(study._study_id, deepcopy=False), key=lambda x: x.number):
-            iv = t.intermediate_values
-            if not iv:
+        if self.rule == "race":
+            bias = coerce_race_bias(self._race_bias, lad.M)
+            return race_view(
+                trials, ladder=lad, offset=off, sign=sign, delta=self.delta, sigma=self.sigma, race_bias=bias,
+                n_arms=None, arm_of=None, refine=bias is None,
+            ).engine  # fmt: skip
+        steps = np.asarray(lad.resources, dtype=float) - off
+        rows, keys, index, raw = [], [], [], []
+        for t in sorted(trials, key=lambda x: x.number):
+            v = trial_rung_values(t, steps)
+            if np.isnan(v).all():
                 continue
-            done = False
-            for m, s in enumerate(self._steps):
-                v = iv.get(s)
-                if v is None or not math.isfinite(v):
-                    continue
-                if not done:
-                    eng.register(t.number, index=t.number)
-                    done = True
-                eng.report(t.number, m, sign * float(v))
+            raw.extend(v[~np.isnan(v)].tolist())
+            rows.append(sign * v)
+            keys.append(t.number)
+            index.append(t.number)
+        s = self.sigma if self.sigma is not None else default_sigma(raw)
+        eng = RungEliminator(lad, sigma=s, **self._kw)
+        if keys:
+            eng.report_many(keys, np.array(rows), index=index)
         return eng
 
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
-        if trial.last_step is None or trial.last_step not in self._step_set:
-            return False  # decisions happen at rung steps only
-        iv = trial.intermediate_values
-        if not any(s in iv and math.isfinite(iv[s]) for s in self._steps if s <= trial.last_step):
+        sampler = study.sampler
+        if isinstance(sampler, MFSampler) and not sampler._dynamic and not sampler._gp:
+            return sampler.should_prune(study, trial)
+        if trial.last_step is None:
+            return False
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        lad, off = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+        if lad is None or not _crossed_rung(trial, np.asarray(lad.resources, dtype=float) - off):
             return False
         eng = self.engine(study)
-        if trial.number not in eng:
+        if eng is None or trial.number not in eng:
             return False
-        stop = bool(eng.should_stop(trial.number))
+        stop = eng.status(trial.number) == "stopped" if self.rule == "race" else bool(eng.should_stop(trial.number))
         if stop:
-            rung = eng.stop_rung(trial.number)
             try:
-                study._storage.set_trial_system_attr(trial._trial_id, PRUNED_RUNG, rung)
+                study._storage.set_trial_system_attr(trial._trial_id, PRUNED_RUNG, eng.stop_rung(trial.number))
             except Exception:  # pragma: no cover - a finished trial cannot be annotated
                 pass
-        return stop
+        return bool(stop)
 
 
 # ----------------------------------------------------------------------------------------- curves

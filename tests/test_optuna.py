@@ -1,4 +1,5 @@
-"""MFSampler and MFPruner (mf_sched.integrations.optuna)."""
+"""MFSampler and MFPruner (mf_sched.integrations.optuna) with an explicit ladder and the round-based policy
+``iise-rungs`` (the racing default is tested in test_optuna_race.py)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class TestMFSamplerSingleOnly(SingleOnlySamplerTestCase):
 
 def test_seeded_runs_reproduce_and_reseed_reaches_the_fallback() -> None:
     def run() -> list[dict]:
-        sampler = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=3)
+        sampler = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=3)
         study = optuna.create_study(direction="maximize", sampler=sampler)
         study.optimize(objective, n_trials=25)
         return [(t.params, t.system_attrs.get("mf:fidelity")) for t in study.trials]
@@ -79,8 +80,9 @@ def test_seeded_runs_reproduce_and_reseed_reaches_the_fallback() -> None:
 
 
 def test_best_trial_is_top_fidelity_and_recommendation_is_certified() -> None:
-    sampler = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
-    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner(LADDER, sigma=0.005))
+    sampler = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
+    pruner = MFPruner(LADDER, rule="iise", sigma=0.005)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
     for _ in range(20):
         study.optimize(objective, n_trials=10)
         if sampler.recommendation(study).done:
@@ -101,10 +103,10 @@ def test_best_trial_is_top_fidelity_and_recommendation_is_certified() -> None:
 
 def test_state_is_rebuilt_from_storage_by_a_fresh_sampler(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
-    s1 = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
+    s1 = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
     study = optuna.create_study(storage=url, study_name="s", direction="maximize", sampler=s1)
     study.optimize(objective, n_trials=20)
-    s2 = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
+    s2 = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
     again = optuna.load_study(study_name="s", storage=url, sampler=s2)
     assert s2.recommendation(again) == s1.recommendation(study)
     again.optimize(objective, n_trials=5)
@@ -112,7 +114,7 @@ def test_state_is_rebuilt_from_storage_by_a_fresh_sampler(tmp_path: Path) -> Non
 
 
 def test_failed_trials_give_their_pull_back() -> None:
-    sampler = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
+    sampler = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     fail = {"n": 0}
 
@@ -134,7 +136,7 @@ def test_failed_trials_give_their_pull_back() -> None:
 
 
 def test_n_jobs_two_threads() -> None:
-    sampler = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
+    sampler = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     study.optimize(objective, n_trials=30, n_jobs=2)
     assert len(study.trials) == 30
@@ -145,7 +147,7 @@ def test_n_jobs_two_threads() -> None:
 
 def _worker(url: str, n: int) -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    s = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
+    s = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
     study = optuna.load_study(study_name="mp", storage=url, sampler=s)
     study.optimize(objective, n_trials=n)
 
@@ -192,7 +194,7 @@ def _journal_worker(path: str, n: int) -> None:
     from optuna.storages.journal import JournalFileBackend
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    s = MFSampler(LADDER, search_space=SPACE, sigma=0.005, seed=0)
+    s = MFSampler(LADDER, policy="iise-rungs", search_space=SPACE, sigma=0.005, seed=0)
     study = optuna.load_study(study_name="mp", storage=JournalStorage(JournalFileBackend(path)), sampler=s)
     study.optimize(objective, n_trials=n)
 
@@ -212,7 +214,7 @@ def _study_with_curves(values: dict[int, list[float]], direction: str = "maximiz
 
 
 def test_pruner_decisions_on_constructed_studies() -> None:
-    pruner = MFPruner(LADDER, sigma=0.01, n_trials=10)
+    pruner = MFPruner(LADDER, rule="iise", sigma=0.01, n_trials=10)
     study = _study_with_curves({0: [0.7, 0.8, 0.85, 0.9], 1: [0.6, 0.75, 0.8, 0.86]})
     t = optuna.trial.create_trial(
         state=TrialState.RUNNING, intermediate_values={1: 0.2}, params={"i": 2},
@@ -240,13 +242,16 @@ def test_pruner_decisions_on_constructed_studies() -> None:
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({}, "needs exactly one of ladder= .* or calibration="),
+        ({"policy": "iise-rungs"}, "needs ladder= or calibration="),
+        ({"ladder": LADDER, "calibration": object()}, "not both"),
         ({"ladder": FidelityLadder([1, 3], [0.1, 0.0])}, "the ladder needs resources"),
         ({"ladder": LADDER, "policy": "mf-ucb"}, "not a finite-armed best-arm policy"),
         ({"ladder": LADDER, "delta": 1.5}, "delta = 1.5 is out of range"),
         ({"ladder": LADDER, "sigma": -1}, "sigma = -1 is out of range"),
         ({"ladder": LADDER, "search_space": {"x": []}}, r"search_space\['x'\] = \[\] is not accepted"),
-        ({"ladder": LADDER, "policy_kwargs": {"nope": 1}}, "does not accept parameter"),
+        ({"ladder": LADDER, "policy": "iise-rungs", "policy_kwargs": {"nope": 1}}, "does not accept parameter"),
+        ({"max_resource": -3}, "max_resource = -3 is out of range"),
+        ({"max_failures": 0}, "max_failures = 0 is out of range"),
     ],
 )
 def test_bad_arguments(kwargs: dict, match: str) -> None:

@@ -1,0 +1,164 @@
+"""What the Optuna and Ray adapters share: the ladder (given, calibrated or inferred), ζ⁺ (given or the shipped
+prior, refined by the study) and σ (given or a default per metric family).
+
+Adapters translate a framework's objects into a :class:`~mf_sched.rungs.RungEliminator`; this module holds the
+decisions both make the same way, so that a study behaves alike under Optuna and Ray:
+
+* **Ladder.** Given (``ladder=``), from a calibration (``calibration=``), or inferred from the maximum
+  resource ``R`` (an argument, Ray's ``max_t`` / ``stop``, or the first trial that finished):
+  :func:`auto_resources` gives geometric rungs ``r_0 η^k`` (``η = reduction_factor``, default 3) from
+  ``r_0 ≈ 2%`` of ``R`` (the earliest fraction the prior is calibrated for) up to ``R``, dropping a rung that
+  would sit within ``√η`` of ``R``. Costs are the resources (epochs).
+* **ζ⁺.** Given (``race_bias=``: a :class:`~mf_sched.race.RaceBias`, a list, a calibration), or the prior
+  shipped with mf-sched for the metric's family (:func:`mf_sched.race.metric_family` on the values the study
+  reported; :func:`mf_sched.race.race_prior` at the rungs' fractions of ``R``), raised by the study's own
+  runs as they finish (``refine``). A metric outside every family (a reward, a negative score) gets no
+  bound: nothing is stopped until the user gives ζ⁺ — said once in a warning.
+* **σ** (seed-to-seed noise of one value): given, the calibration's, or a default: 0.01 for metrics in
+  [0, 1], 1% of the median absolute value reported otherwise (losses). Documented as an assumption; pass the
+  real one when you know it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mf_sched.ladder import FidelityLadder
+from mf_sched.race import RaceBias, metric_family, race_prior
+
+__all__ = [
+    "auto_resources",
+    "inferred_ladder",
+    "resolve_ladder",
+    "check_sigma",
+    "default_sigma",
+    "coerce_race_bias",
+    "auto_race_bias",
+    "UNKNOWN_ZETA",
+]
+
+#: the ζ written into an inferred ladder: the all-arm bias bound is unknown there; only the racing rule, which
+#: uses ζ⁺ instead, may run on such a ladder (rule="iise" and ζ-based policies refuse it)
+UNKNOWN_ZETA = 1e12
+FIRST_FRACTION = 0.02
+
+
+def auto_resources(
+    max_resource: float, *, min_resource: float | None = None, reduction_factor: float = 3.0
+) -> list[float]:
+    """Geometric rungs up to ``max_resource`` (see the module docstring).
+
+    >>> auto_resources(27), auto_resources(52), auto_resources(100), auto_resources(1000)[:2]
+    ([1.0, 3.0, 9.0, 27.0], [1.0, 3.0, 9.0, 27.0, 52.0], [2.0, 6.0, 18.0, 54.0, 100.0], [20.0, 60.0])
+    """
+    R = float(max_resource)
+    if not (math.isfinite(R) and R > 0):
+        raise ValueError(f"max_resource = {max_resource!r} is out of range; accepted: a finite number > 0")
+    eta = float(reduction_factor)
+    if not (math.isfinite(eta) and eta > 1):
+        raise ValueError(f"reduction_factor = {reduction_factor!r} is out of range; accepted: a number > 1")
+    r0 = max(1.0, float(round(FIRST_FRACTION * R))) if min_resource is None else float(min_resource)
+    if not (math.isfinite(r0) and 0 < r0 <= R):
+        raise ValueError(f"min_resource = {min_resource!r} is out of range; accepted: 0 < min_resource <= {R:g}")
+    out, r = [], r0
+    while r < R / math.sqrt(eta) - 1e-9:
+        out.append(float(r))
+        r *= eta
+    return out + [R]
+
+
+def inferred_ladder(resources: Sequence[float]) -> FidelityLadder:
+    """A ladder over ``resources`` with costs = resources and an unknown all-arm ζ (:data:`UNKNOWN_ZETA`)."""
+    res = [float(r) for r in resources]
+    return FidelityLadder(costs=res, zeta=[UNKNOWN_ZETA] * (len(res) - 1) + [0.0], resources=res)
+
+
+def is_inferred(ladder: FidelityLadder) -> bool:
+    return ladder.M > 1 and ladder.zeta[0] == UNKNOWN_ZETA
+
+
+def resolve_ladder(
+    ladder: FidelityLadder | None, calibration: Any, who: str, *, integer_steps: bool = False
+) -> FidelityLadder | None:
+    """The ladder given or calibrated, validated; ``None`` when neither is given (to be inferred)."""
+    if ladder is not None and calibration is not None:
+        raise ValueError(f"{who}: give ladder= or calibration=, not both")
+    if ladder is None and calibration is None:
+        return None
+    lad = ladder if ladder is not None else calibration.ladder()
+    if not isinstance(lad, FidelityLadder):
+        raise TypeError(f"{who}: ladder must be a FidelityLadder, got {type(lad).__name__}")
+    if lad.resources is None:
+        raise ValueError(f"{who}: the ladder needs resources (the step/epoch of each fidelity, e.g. [1, 3, 9, 27])")
+    if integer_steps:
+        bad = [r for r in lad.resources if r != int(r)]
+        if bad:
+            raise ValueError(f"{who}: ladder resources must be whole steps (Optuna reports integer steps), got {bad}")
+    return lad
+
+
+def check_sigma(sigma: Any, calibration: Any, M: int | None) -> float | np.ndarray | None:
+    """σ as given (one number, or one per rung), from a calibration, or ``None`` (a default is chosen later)."""
+    if sigma is None and calibration is not None:
+        s = np.asarray(calibration.sigma, dtype=float)
+        if (M is None or s.size == M) and np.isfinite(s).all():
+            return s
+        raise ValueError("the calibration has no seed-to-seed σ (one seed per configuration): pass sigma=")
+    if sigma is None:
+        return None
+    s = np.asarray(sigma, dtype=float)
+    if not (np.isfinite(s).all() and (s > 0).all()) or s.ndim > 1:
+        raise ValueError(f"sigma = {sigma!r} is out of range; accepted: finite numbers > 0 (one, or one per rung)")
+    if s.ndim and M is not None and s.size != M:
+        raise ValueError(f"sigma has {s.size} values but the ladder has {M} rungs; give one number or {M}")
+    return s if s.ndim else float(s)
+
+
+def default_sigma(values: Any) -> float:
+    """The σ assumed when none is given: 0.01 for values in [0, 1], else 1% of the median |value| (or 0.01)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0 or (v.min() >= 0 and v.max() <= 1):
+        return 0.01
+    med = float(np.median(np.abs(v)))
+    return 0.01 * med if med > 0 else 0.01
+
+
+def coerce_race_bias(race_bias: Any, M: int) -> RaceBias | None:
+    """A user's ζ⁺ (RaceBias, mapping, list, or a :class:`~mf_sched.calibration.RaceCalibration`) or None."""
+    if race_bias is None or race_bias == "auto":
+        return None
+    if hasattr(race_bias, "bias") and callable(race_bias.bias):  # a RaceCalibration
+        race_bias = race_bias.bias()
+    return RaceBias.coerce(race_bias, M)
+
+
+def auto_race_bias(ladder: FidelityLadder, values: Any, mode: str) -> RaceBias:
+    """The shipped prior for the metric family of ``values`` at the ladder's rungs (fractions of the top
+    resource), or "no bound" (``inf`` below the top, with a one-time warning) when no family fits."""
+    res = np.asarray(ladder.resources, dtype=float)
+    fam = metric_family(values, mode)
+    if fam is None:
+        if np.isfinite(np.asarray(values, dtype=float)).any():
+            warnings.warn(
+                f"the reported values fit no metric family with a ζ⁺ prior (values in [0, 1], or a non-negative "
+                f"loss with mode='min'); mode = {mode!r}: nothing will be stopped early until you pass race_bias= "
+                "(e.g. mf_sched.calibration.calibrate_race on earlier curves)",
+                stacklevel=3,
+            )
+        return RaceBias(upper=[math.inf] * (ladder.M - 1) + [0.0], source="none: no prior fits this metric")
+    return race_prior(fam, (res / res[-1]).tolist())
+
+
+def fractions(ladder: FidelityLadder) -> list[float]:
+    res = np.asarray(ladder.resources, dtype=float)
+    return (res / res[-1]).tolist()
+
+
+def as_mapping(x: Any) -> Mapping[str, Any]:
+    return x if isinstance(x, Mapping) else {}

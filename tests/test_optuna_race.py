@@ -1,0 +1,269 @@
+"""MFSampler() / MFPruner() with no arguments: the racing rule on ordinary and resumable Optuna objectives."""
+
+from __future__ import annotations
+
+import collections
+import math
+import multiprocessing as mp
+import warnings
+from pathlib import Path
+
+import pytest
+
+optuna = pytest.importorskip("optuna", reason="the 'optuna' extra is not installed")
+
+from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish  # noqa: E402
+from optuna.testing.pytest_samplers import BasicSamplerTestCase  # noqa: E402
+from optuna.trial import TrialState  # noqa: E402
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+QUALITY = {"a": 0.55, "b": 0.62, "c": 0.90, "d": 0.70, "e": 0.40, "f": 0.80}
+
+
+def curve(q: float, epoch: int) -> float:
+    """An accuracy that climbs towards q: within ~0.1 of it after 3 epochs (the shipped prior covers that)."""
+    return q * (1 - 0.15 * math.exp(-(epoch - 1) / 3))
+
+
+def ordinary(trial: optuna.Trial) -> float:
+    """An objective written as Optuna's docs write pruning examples: nothing mf-sched-specific."""
+    name = trial.suggest_categorical("config", sorted(QUALITY))
+    acc = 0.0
+    for epoch in range(1, 28):
+        acc = curve(QUALITY[name], epoch)
+        trial.report(acc, epoch)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return acc
+
+
+class TestZeroArgumentSampler(BasicSamplerTestCase):
+    """Optuna's public sampler suite with MFSampler() — no ladder, no space, no ζ given."""
+
+    @pytest.fixture(params=[pytest.param(lambda: MFSampler(), id="MFSampler()")])
+    def sampler(self, request):  # type: ignore[override]
+        return request.param
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite"])
+def test_zero_argument_forms_run_an_ordinary_objective(tmp_path: Path, storage: str) -> None:
+    url = None if storage == "memory" else f"sqlite:///{tmp_path / 'z.db'}"
+    sampler = MFSampler()
+    study = optuna.create_study(storage=url, direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(ordinary, n_trials=50)
+    # the race is over after one trial per configuration: the study stopped by itself
+    assert len(study.trials) == len(QUALITY)
+    rec = sampler.recommendation(study)
+    assert rec.done and rec.params == {"config": "c"} and rec.rung == 3
+    assert study.best_trial.params == {"config": "c"}
+    assert all(t.last_step == 27 for t in study.trials if t.state == TrialState.COMPLETE)
+    assert rec.resources_spent <= rec.full_fidelity_resources
+    assert "prior 'unit'" in rec.details["bias_source"]
+    # the first configuration is drawn by the fallback (random); the others follow in candidate order: "e"
+    # (0.40) cannot catch up with "c" (0.90) once "c" has completed
+    first_c = min(t.number for t in study.trials if t.params["config"] == "c")
+    for t in study.trials:
+        if t.params["config"] == "e" and t.number > first_c:
+            assert t.state == TrialState.PRUNED and t.last_step <= 9
+
+
+def test_seeded_race_prunes_the_clearly_worse() -> None:
+    sampler = MFSampler(seed=1)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(ordinary, n_trials=50)
+    order = [t.params["config"] for t in study.trials]
+    assert order.index("c") < order.index("e")
+    states = {t.params["config"]: t.state for t in study.trials}
+    assert states["e"] == TrialState.PRUNED and states["c"] == TrialState.COMPLETE
+    assert sampler.recommendation(study).resources_spent < 6 * 27
+
+
+def test_pruner_alone_races_every_trial_against_the_best_completed_one() -> None:
+    study = optuna.create_study(
+        direction="maximize", sampler=optuna.samplers.RandomSampler(seed=3), pruner=MFPruner()
+    )
+    study.optimize(ordinary, n_trials=30)
+    best_q = max(QUALITY.values())
+    assert study.best_value == pytest.approx(curve(best_q, 27))
+    first_c = min(t.number for t in study.trials if t.params["config"] == "c")
+    for t in study.trials:
+        name = t.params["config"]
+        if name in ("c", "d", "f"):  # within the prior's ζ⁺ (0.21 after a third of training) of the best
+            assert t.state == TrialState.COMPLETE
+        elif name in ("a", "e") and t.number > first_c:  # cannot catch up once "c" has completed
+            assert t.state == TrialState.PRUNED and t.last_step <= 9
+        # "b" is within the radius: its bound after 9 epochs (0.614 + 0.046 + 0.207) just exceeds 0.863
+
+
+def test_losses_use_the_relative_prior_and_zero_based_steps() -> None:
+    def loss_objective(trial: optuna.Trial) -> float:
+        name = trial.suggest_categorical("config", sorted(QUALITY))
+        loss = 0.0
+        for step in range(27):  # 0-based steps: resource = step + 1
+            loss = 3.0 * (1.05 - curve(QUALITY[name], step + 1))
+            trial.report(loss, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return loss
+
+    sampler = MFSampler()
+    study = optuna.create_study(direction="minimize", sampler=sampler, pruner=MFPruner())
+    study.optimize(loss_objective, n_trials=50)
+    rec = sampler.recommendation(study)
+    assert rec.params == {"config": "c"} and rec.done
+    assert "prior 'loss'" in rec.details["bias_source"]
+    pruned = [t for t in study.trials if t.state == TrialState.PRUNED]
+    assert pruned and all(max(t.intermediate_values) in (0, 2, 8) for t in pruned)  # at the rungs 1, 3, 9
+
+
+def resumable(trial: optuna.Trial) -> float:
+    """A resumable objective: trains *to* budget(trial) epochs from the configuration's checkpoint."""
+    name = trial.suggest_categorical("config", sorted(QUALITY))
+    start = CHECKPOINTS.get(name, 0)
+    acc = 0.0
+    for epoch in range(start + 1, budget(trial) + 1):
+        acc = curve(QUALITY[name], epoch)
+        TRAINED[name] += 1
+        trial.report(acc, epoch)
+    CHECKPOINTS[name] = budget(trial)
+    return finish(trial, acc)
+
+
+CHECKPOINTS: dict[str, int] = {}
+TRAINED: collections.Counter = collections.Counter()
+
+
+def test_resumable_objective_promotes_best_first_and_never_retrains() -> None:
+    CHECKPOINTS.clear()
+    TRAINED.clear()
+    sampler = MFSampler(max_resource=27)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(resumable, n_trials=100)
+    fids = [t.system_attrs["mf:fidelity"] for t in study.trials]
+    # the first trial runs before the sampler knows the objective resumes (it goes to the top); then every
+    # configuration's first rung, then the most optimistic configuration is promoted
+    assert fids[0] == 3 and fids[1 : len(QUALITY)] == [0] * (len(QUALITY) - 1)
+    assert all(n <= 27 for n in TRAINED.values())  # no epoch is trained twice
+    rec = sampler.recommendation(study)
+    assert rec.done and rec.params == {"config": "c"}
+    assert study.best_trial.params == {"config": "c"}
+    low = [t for t in study.trials if t.system_attrs["mf:fidelity"] < 3]
+    assert all(t.state == TrialState.PRUNED for t in low)  # best_trial is never a low-fidelity evaluation
+    assert sum(TRAINED.values()) == pytest.approx(rec.resources_spent)
+    assert rec.resources_spent < 0.8 * rec.full_fidelity_resources
+
+
+def test_answer_before_the_race_ends_uses_every_rung() -> None:
+    CHECKPOINTS.clear()
+    TRAINED.clear()
+    sampler = MFSampler(max_resource=27)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(resumable, n_trials=7)  # the first (top) trial, then rung 0 of the five others
+    rec = sampler.recommendation(study)
+    assert not rec.done and rec.reason == "in-progress"
+    assert rec.params is not None and rec.rung is not None and "estimate" in rec.details
+
+
+def test_sampler_without_pruner_warns_and_still_works() -> None:
+    sampler = MFSampler()
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=optuna.pruners.NopPruner())
+    with pytest.warns(UserWarning, match="without MFPruner: on an ordinary objective .no budget... nothing is stopped"):
+        study.optimize(ordinary, n_trials=50)
+    summary = [(t.number, t.params, t.state.name, dict(t.system_attrs)) for t in study.trials]
+    assert len(study.trials) == len(QUALITY), summary
+    assert sampler.recommendation(study).params == {"config": "c"}
+
+
+def test_a_configuration_that_always_fails_is_dropped_not_retried_forever() -> None:
+    sampler = MFSampler(max_failures=2)
+
+    def flaky(trial: optuna.Trial) -> float:
+        if trial.suggest_categorical("config", sorted(QUALITY)) == "d":
+            raise RuntimeError("out of memory")
+        return ordinary(trial)
+
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(flaky, n_trials=200, catch=(RuntimeError,))
+    failed = [t for t in study.trials if t.state == TrialState.FAIL]
+    assert len(failed) == 2 and len(study.trials) == len(QUALITY) + 1
+    rec = sampler.recommendation(study)
+    assert rec.params == {"config": "c"} and rec.details["uncovered"] == [3]  # "d" is arm 3, reported
+
+
+def test_nan_results_count_as_failures() -> None:
+    sampler = MFSampler(max_failures=2)
+
+    def nan_for_e(trial: optuna.Trial) -> float:
+        if trial.suggest_categorical("config", sorted(QUALITY)) == "e":
+            trial.report(float("nan"), 1)
+            return float("nan")
+        return ordinary(trial)
+
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study.optimize(nan_for_e, n_trials=200)
+    assert sum(t.params["config"] == "e" for t in study.trials) == 2
+    assert sampler.recommendation(study).params == {"config": "c"}
+
+
+def test_keep_sampling_goes_on_with_the_fallback() -> None:
+    sampler = MFSampler(keep_sampling=True, seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(ordinary, n_trials=10)
+    assert len(study.trials) == 10
+    assert sampler.recommendation(study).params == {"config": "c"}
+
+
+def test_threads_share_the_race() -> None:
+    space = {"q": [round(0.3 + 0.05 * i, 2) for i in range(12)]}
+
+    def obj(trial: optuna.Trial) -> float:
+        q = trial.suggest_categorical("q", space["q"])
+        acc = 0.0
+        for epoch in range(1, 10):
+            acc = curve(q, epoch)
+            trial.report(acc, epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return acc
+
+    sampler = MFSampler()
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(obj, n_trials=40, n_jobs=2)
+    configs = collections.Counter(t.params["q"] for t in study.trials if not t.system_attrs.get("mf:surplus"))
+    assert set(configs) == set(space["q"]) and max(configs.values()) <= 2  # at most a simultaneous duplicate
+    assert sampler.recommendation(study).params == {"q": 0.85}
+
+
+def _process(url: str, n: int) -> None:
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(study_name="race", storage=url, sampler=MFSampler(), pruner=MFPruner())
+    study.optimize(ordinary, n_trials=n)
+
+
+def test_two_processes_share_one_race(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    optuna.create_study(study_name="race", storage=url, direction="maximize")
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_process, args=(url, 10)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(180)
+        assert p.exitcode == 0
+    study = optuna.load_study(study_name="race", storage=url)
+    real = [t for t in study.trials if not t.system_attrs.get("mf:surplus")]
+    configs = collections.Counter(t.params["config"] for t in real)
+    assert set(configs) == set(QUALITY) and sum(configs.values()) <= len(QUALITY) + 2
+    assert all(t.state != TrialState.RUNNING for t in study.trials)
+    assert MFSampler().recommendation(study).params == {"config": "c"}
+
+
+@pytest.mark.parametrize("module", ["mf_sched.integrations.optuna", "mf_sched.integrations._common"])
+def test_adapter_docstring_examples(module: str) -> None:
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
