@@ -1,32 +1,41 @@
-"""Ray Tune schedulers: ζ-aware elimination of trials at the rungs of a fidelity ladder.
+"""Ray Tune schedulers: racing (default) or IISE's synchronous elimination at the rungs of a ladder.
 
-Install with ``pip install "mf-sched[ray]"``. Facts about Ray Tune 2.60 that shaped this module are in the
-project's ``notes/ray-facts.md``. Every scheduler here drives one :class:`~mf_sched.rungs.RungEliminator`
-(IISE's elimination rule, Poiani et al. 2022 Eq. 3, with one value per trial and rung), keyed by
-``trial_id``:
+Install with ``pip install "mf-sched[ray]"``. The two lines people write work as they are::
 
-* :class:`IISEScheduler` — **synchronous**: a trial that reaches rung ``m`` (``time_attr`` ≥
-  ``ladder.resources[m]``) is PAUSED until every live trial has reported there; then, simultaneously, the
-  trials that provably cannot be the best (``v_j − B_j − v_i − B_i ≥ 2ζ(m)``) stop and the others resume
-  from their checkpoints. Needs checkpointing trainables (class trainables checkpoint by themselves;
-  function trainables must pass ``checkpoint=`` to ``tune.report`` and read ``tune.get_checkpoint()``):
-  a trial that resumes below its rung (its epochs would silently be re-run) raises a RuntimeError naming
-  the fix. Guarantee: the best trial is never stopped, with probability ≥ 1 − δ, given ζ and σ.
-* :class:`AsyncIISEScheduler` — **asynchronous**: decides when a trial reports at a rung, against the
-  values already recorded there, and never pauses (no checkpoints needed; no worker idles at a barrier).
-  Same guarantee (the rule only fires on evidence), fewer early stops.
-* :class:`RungScheduler` — the general class behind both: ``synchronous=True/False``, ``bias="zeta"``
-  (IISE) or ``"gamma"`` (IISE-γ, needs ``ladder.gamma``), and the heuristic ``eta`` cut (successive-halving
-  style, as ASHA/HyperBand; voids the guarantee, and :meth:`RungScheduler.certificate` says so).
+    tune.run(trainable, config=space, metric="acc", mode="max", scheduler=IISEScheduler())
+    tune.Tuner(trainable, param_space=space,
+               tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=IISEScheduler())).fit()
 
-Trials stop at the top rung (``resources[-1]``). Errors: a failed trial is no longer waited for (a rung
-never waits on it); a retried trial (``FailureConfig(max_failures=k)``) is re-added with the same id and
-waited for again. Trials added later join at rung 0. The scheduler never leaves every trial PAUSED: when
-nothing else can run, the lowest paused rung is decided with the values present.
+Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``trial_id``:
 
-Ray does not restore scheduler state with ``Tuner.restore``; add :class:`SchedulerStateCallback` to
-``RunConfig(callbacks=[...])``: its state (the engine's exact JSON state, keyed by trial id) is saved with
-every experiment checkpoint and restored before the trials are re-added.
+* :class:`IISEScheduler` — by default **racing** (``rule="race"``): a trial is stopped at a rung when even the
+  optimistic bound on its final value (value + radius + ζ⁺, the best configuration's improvement bound) is
+  below the best finished trial's lower bound; the best trial is never stopped with probability
+  ``≥ 1 − δ − α`` (:mod:`mf_sched.rungs`). Trials are promoted **best-first** without a barrier: at a rung a
+  trial pauses only when a trial not yet started, or a paused one with a higher optimistic bound, is waiting
+  for the worker — so every trial's first rung comes first, then always the most promising trial, which
+  reaches the top early and becomes the incumbent the others race against; a paused trial that can no longer
+  win is stopped without being resumed. Pausing needs the trial's checkpoint: a trial pauses only when the
+  result at its rung carries one (a function trainable that passes ``checkpoint=`` to ``tune.report``, or a
+  class trainable); otherwise it simply continues — function trainables without checkpoints get the
+  asynchronous behaviour automatically. ``IISEScheduler(rule="iise")`` is the synchronous IISE variant: all
+  live trials pause at each rung, then IISE's symmetric rule (``2ζ(m)``) decides simultaneously (needs a
+  ladder with ζ and checkpointing trainables).
+* :class:`AsyncIISEScheduler` — racing that never pauses (stop or continue, like ASHA).
+* :class:`RungScheduler` — the general class behind both.
+
+Zero configuration: the rungs are inferred from the maximum resource — ``max_t``, the trial's stopping
+criterion on ``time_attr`` (``tune.run(stop={"training_iteration": 27})``, ``RunConfig(stop=...)``), or the
+last ``time_attr`` of the first trial that completes — as ``≈ 2% of R × 3^k``; ζ⁺ is the prior shipped for the
+metric's family (values in [0, 1]; non-negative losses), raised by the study's own finished trials; σ defaults
+to 0.01 for [0, 1] metrics and 1% of the values otherwise; metric and mode come from ``TuneConfig`` /
+``tune.run`` (``set_search_properties``).
+
+Failures: a failed trial is no longer waited for (a retried one, ``FailureConfig(max_failures=k)``, is re-added
+with the same id and raced again); a trial whose metric is NaN at a rung is stopped and listed as uncovered.
+:meth:`RungScheduler.choose_trial_to_run` has no side effects (Ray may call it repeatedly) and never leaves every
+trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add :class:`SchedulerStateCallback`
+to ``RunConfig(callbacks=[...])``.
 """
 
 from __future__ import annotations
@@ -43,35 +52,62 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.rungs import RungCertificate, RungEliminator
+from mf_sched.rungs import RULES, RungCertificate, RungEliminator
+
+from ._common import (
+    auto_race_bias,
+    auto_resources,
+    check_sigma,
+    coerce_race_bias,
+    default_sigma,
+    inferred_ladder,
+    is_inferred,
+    resolve_ladder,
+)
 
 __all__ = ["RungScheduler", "IISEScheduler", "AsyncIISEScheduler", "SchedulerStateCallback", "curves_from_results"]
 
+_SHOULD_CHECKPOINT = "should_checkpoint"  # ray.tune.result.SHOULD_CHECKPOINT: the result carries a checkpoint
+_LIVE = (Trial.PENDING, Trial.RUNNING, Trial.PAUSED)
 
-def _resolve(ladder: FidelityLadder | None, calibration: Any) -> FidelityLadder:
-    if (ladder is None) == (calibration is None):
-        raise ValueError("give exactly one of ladder= (a FidelityLadder with resources) or calibration=")
-    lad = ladder if ladder is not None else calibration.ladder()
-    if not isinstance(lad, FidelityLadder):
-        raise TypeError(f"ladder must be a FidelityLadder, got {type(lad).__name__}")
-    if lad.resources is None:
-        raise ValueError("the ladder needs resources: the value of time_attr at each rung (e.g. epochs 1, 3, 9)")
-    return lad
+
+def _is_class_trainable(trial: Trial) -> bool:
+    """A class trainable saves its own checkpoint when paused; a function trainable only with ``checkpoint=``."""
+    try:
+        from ray.tune.registry import get_trainable_cls
+        from ray.tune.trainable.function_trainable import FunctionTrainable
+
+        cls = get_trainable_cls(trial.trainable_name)
+        return isinstance(cls, type) and not issubclass(cls, FunctionTrainable)
+    except Exception:  # an unregistered stub trial, or a Ray without these internals: assume no checkpoint
+        return False
 
 
 class RungScheduler(FIFOScheduler):
-    """ζ-aware elimination at rungs, synchronous or asynchronous (see the module docstring).
+    """Racing or IISE's elimination at rungs (see the module docstring).
 
     Args:
-        ladder / calibration: the rungs (``resources``, in units of ``time_attr``), ζ (and γ).
-        metric, mode: as Ray's schedulers; may come from ``TuneConfig`` instead.
+        ladder / calibration: the rungs (``resources``, in units of ``time_attr``) and ζ; default: inferred.
+        metric, mode: as Ray's schedulers; may come from ``TuneConfig`` / ``tune.run`` instead.
         time_attr: the result field that measures progress (default ``"training_iteration"``).
-        delta: confidence δ. sigma: seed-to-seed σ of the metric (one number or one per rung; default
-            the calibration's, else 0.05).
-        n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²) per trial,
-            k in order of arrival).
-        bias: ``"zeta"`` (IISE) or ``"gamma"`` (IISE-γ). eta: optional heuristic halving cut.
-        synchronous: pause at rungs (True) or decide as results arrive (False).
+        rule: ``"race"`` (default) or ``"iise"`` (needs a ladder with ζ).
+        race_bias: ζ⁺ (:class:`~mf_sched.race.RaceBias`, a list, a RaceCalibration); default the shipped prior.
+        max_t, min_t, reduction_factor: the inferred ladder (``max_t`` as in ASHA; default: from the trials'
+            stopping criterion or the first completed trial).
+        delta: confidence δ. sigma: seed-to-seed σ of the metric (one number or one per rung).
+        n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²), k in order of
+            arrival). fixed_arms: the trials' configurations are fixed before any result (a grid, a random
+            search without a searcher): the racing radius then needs no union over trials.
+        bias, eta: ``rule="iise"`` only: ``"zeta"``/``"gamma"`` and the heuristic halving cut.
+        synchronous: ``rule="iise"`` only (default True): pause every trial at each rung.
+        pause: ``rule="race"`` only (default True): best-first promotion by pausing at rungs (needs checkpoints;
+            a trial without one just continues).
+
+    Example:
+        >>> from mf_sched.integrations.ray import IISEScheduler
+        >>> s = IISEScheduler(metric="acc", mode="max", max_t=27)
+        >>> s.ladder.resources, s.rule
+        ((1.0, 3.0, 9.0, 27.0), 'race')
     """
 
     _supports_buffered_results = False
@@ -84,32 +120,144 @@ class RungScheduler(FIFOScheduler):
         metric: str | None = None,
         mode: str | None = None,
         time_attr: str = "training_iteration",
+        rule: str = "race",
+        race_bias: Any = None,
+        max_t: float | None = None,
+        min_t: float | None = None,
+        reduction_factor: float = 3,
         delta: float = 0.05,
         sigma: float | Sequence[float] | None = None,
         n_trials: int | None = None,
+        fixed_arms: bool = False,
         bias: str = "zeta",
         eta: float | None = None,
-        synchronous: bool = True,
+        synchronous: bool | None = None,
+        pause: bool = True,
     ) -> None:
         super().__init__()
-        self.ladder = _resolve(ladder, calibration)
+        if rule not in RULES:
+            raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
+        self.rule = rule
+        lad = resolve_ladder(ladder, calibration, type(self).__name__)
+        if rule == "iise" and (lad is None or is_inferred(lad)):
+            raise ValueError("rule = 'iise' needs ladder= or calibration= (a ζ for every rung)")
         if mode is not None and mode not in ("min", "max"):
             raise ValueError(f"mode = {mode!r} is unknown; accepted: 'min', 'max'")
-        if sigma is None:
-            sigma = calibration.sigma.tolist() if calibration is not None else 0.05
+        if synchronous is None:
+            synchronous = rule == "iise"
+        if synchronous and rule == "race":
+            raise ValueError("synchronous = True applies to rule = 'iise'; racing needs no barrier")
+        if rule == "race" and (eta is not None or bias != "zeta"):
+            raise ValueError("bias= and eta= apply to rule = 'iise' only")
+        if max_t is not None and not (isinstance(max_t, (int, float)) and not isinstance(max_t, bool) and max_t > 0):
+            raise ValueError(f"max_t = {max_t!r} is out of range; accepted: a number > 0")
         self._metric, self._mode = metric, mode
         self.time_attr = time_attr
         self.synchronous = bool(synchronous)
-        self._engine_kw = dict(delta=delta, sigma=sigma, n_arms=n_trials, bias=bias, eta=eta)
-        self.engine = RungEliminator(self.ladder, **self._engine_kw)
-        self._steps = [float(r) for r in self.ladder.resources]
-        self._live: set[str] = set()  # trials the rungs wait for
-        self._paused: dict[str, int] = {}  # trial id -> rung it waits at
-        self._to_unpause: set[str] = set()
+        self.pause = bool(pause) and rule == "race"
+        self._max_t, self._min_t, self._eta_rungs = max_t, min_t, reduction_factor
+        self._sigma = check_sigma(sigma, calibration, None if lad is None else lad.M)
+        self._race_bias_arg = race_bias
+        self._engine_kw = dict(delta=delta, n_arms=n_trials)
+        if rule == "iise":
+            self._engine_kw.update(bias=bias, eta=eta)
+        else:
+            self._engine_kw.update(fixed_arms=bool(fixed_arms))
+        self.ladder: FidelityLadder | None = lad
+        if lad is None and max_t is not None:
+            self.ladder = inferred_ladder(auto_resources(max_t, min_resource=min_t, reduction_factor=reduction_factor))
+        self.engine: RungEliminator | None = None
+        self._pending_curves: dict[str, list[tuple[float, float]]] = {}  # results seen before the ladder is known
+        self._order: list[str] = []  # trial ids in order of arrival (their δ_k index)
+        self._values: list[float] = []  # raw metric values (the metric's family)
         self._configs: dict[str, dict[str, Any]] = {}
-        self._last_t: dict[str, float] = {}
-        self._resumed_at: dict[str, float] = {}  # paused trials released to resume: time_attr at the pause
+        self._last: dict[str, tuple[float, float]] = {}  # last (time_attr, value) per trial
+        self._paused: dict[str, int] = {}  # trial id -> rung it paused at
+        self._live: set[str] = set()  # iise: trials the rungs wait for
+        self._to_unpause: set[str] = set()  # iise: released after a rung decision
+        self._resumed_at: dict[str, float] = {}  # iise: time_attr at which a released trial was paused
         self._processing = False
+        if self.ladder is not None:
+            self._make_engine()
+
+    # ------------------------------------------------------------------ engine and ladder
+    def _make_engine(self) -> None:
+        lad = self.ladder
+        assert lad is not None
+        sigma = self._sigma if self._sigma is not None else default_sigma(self._values)
+        if self.rule == "iise":
+            self.engine = RungEliminator(lad, sigma=sigma, **self._engine_kw)
+        else:
+            bias = coerce_race_bias(self._race_bias_arg, lad.M)
+            self._auto_bias = bias is None
+            self._family_values = len(self._values)
+            bias = bias if bias is not None else auto_race_bias(lad, self._values, self._mode or "max")
+            self.engine = RungEliminator(lad, sigma=sigma, rule="race", race_bias=bias, refine=self._auto_bias,
+                                         **self._engine_kw)  # fmt: skip
+        for tid in self._order:
+            self.engine.register(tid)
+        for tid, pts in self._pending_curves.items():
+            self._last.pop(tid, None)
+            for t, v in pts:
+                self._record(tid, t, v)
+        self._pending_curves.clear()
+
+    def _ensure_ladder(self, trial: Trial | None = None, result: dict[str, Any] | None = None) -> bool:
+        """Build the ladder and engine once the maximum resource is known (from the trial's stopping criterion,
+        or a completed trial's last ``time_attr``)."""
+        if self.engine is not None:
+            return True
+        R = None
+        if trial is not None:
+            crit = getattr(trial, "stopping_criterion", None) or {}
+            if isinstance(crit.get(self.time_attr), (int, float)):
+                R = float(crit[self.time_attr])
+        if R is None and result is not None and self.time_attr in result:
+            R = float(result[self.time_attr])
+        if R is None or not R > 0:
+            return False
+        self.ladder = inferred_ladder(auto_resources(R, min_resource=self._min_t, reduction_factor=self._eta_rungs))
+        self._make_engine()
+        return True
+
+    def _refresh_bias(self) -> None:
+        """With the shipped prior: re-choose it when the metric's values reveal another family (e.g. a loss
+        that first reported values below 1)."""
+        if self.rule != "race" or not getattr(self, "_auto_bias", False) or self.engine is None:
+            return
+        if len(self._values) < 2 * max(1, self._family_values):
+            return
+        self._family_values = len(self._values)
+        new = auto_race_bias(self.ladder, self._values, self._mode or "max")  # type: ignore[arg-type]
+        if new.source.split(" [raised")[0] != self.engine.race_bias.source.split(" [raised")[0]:  # type: ignore[union-attr]
+            self.engine.set_race_bias(new)
+
+    def _rung_of(self, t: float) -> int | None:
+        m = None
+        for i, s in enumerate(self.ladder.resources):  # type: ignore[union-attr]
+            if t + 1e-9 >= s:
+                m = i
+        return m
+
+    def _record(self, tid: str, t: float, v: float) -> list[int]:
+        """Record the value(s) of rungs a result moved past (the last value at or before each rung: what a run
+        reported there). Returns the rungs newly recorded."""
+        eng = self.engine
+        assert eng is not None and self.ladder is not None
+        if tid not in eng:
+            eng.register(tid)
+        sign = self._sign()
+        prev_t, prev_v = self._last.get(tid, (-math.inf, math.nan))
+        out = []
+        for m, s in enumerate(self.ladder.resources):
+            if prev_t + 1e-9 < s <= t + 1e-9 and eng.value(tid, m) is None:
+                # the last value at or before the rung: this one if it is at the rung, else the previous one
+                val = v if abs(t - s) <= 1e-9 or not math.isfinite(prev_t) else prev_v
+                if math.isfinite(val):
+                    eng.report(tid, m, sign * val)
+                    out.append(m)
+        self._last[tid] = (t, v)
+        return out
 
     # ------------------------------------------------------------------ Ray API
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
@@ -124,43 +272,191 @@ class RungScheduler(FIFOScheduler):
     def _sign(self) -> float:
         if self._metric is None or self._mode is None:
             raise ValueError(
-                f"{type(self).__name__} needs metric and mode (in the scheduler or in TuneConfig(metric=, mode=))"
+                f"{type(self).__name__} needs metric and mode (in the scheduler, TuneConfig(metric=, mode=) or "
+                "tune.run(metric=, mode=))"
             )
         return 1.0 if self._mode == "max" else -1.0
 
     def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
         tid = trial.trial_id
         self._configs[tid] = dict(trial.config) if isinstance(trial.config, dict) else {}
-        if tid not in self.engine:
-            self.engine.register(tid)
-        elif self.engine.status(tid) == "lost":
-            self.engine.revive(tid)  # retried after an error
-        if trial.status in (Trial.TERMINATED, Trial.ERROR) or self.engine.status(tid) in ("stopped", "halted"):
-            # restored experiment: a finished or eliminated trial is evidence only
-            self._live.discard(tid)
-            self._paused.pop(tid, None)
-            self._to_unpause.discard(tid)
+        if tid not in self._order:
+            self._order.append(tid)
+        self._ensure_ladder(trial)
+        eng = self.engine
+        if eng is not None:
+            if tid not in eng:
+                eng.register(tid)
+            elif eng.status(tid) == "lost":
+                eng.revive(tid)  # retried after an error
+        if trial.status in (Trial.TERMINATED, Trial.ERROR) or (
+            eng is not None and eng.status(tid) in ("stopped", "halted")
+        ):
+            self._forget(tid)  # restored experiment: a finished or eliminated trial is evidence only
             return
         self._live.add(tid)
 
-    def _rung_of(self, t: float) -> int | None:
-        """The highest rung whose resource ``t`` has reached."""
-        m = None
-        for i, s in enumerate(self._steps):
-            if t + 1e-9 >= s:
-                m = i
-        return m
+    def _forget(self, tid: str) -> None:
+        self._live.discard(tid)
+        self._paused.pop(tid, None)
+        self._to_unpause.discard(tid)
+        self._resumed_at.pop(tid, None)
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> str:
-        sign = self._sign()
+        sign = self._sign()  # noqa: F841 - raises early without metric/mode
         tid = trial.trial_id
         if self._metric not in result or self.time_attr not in result:
             return TrialScheduler.CONTINUE
         t = float(result[self.time_attr])
+        raw = result[self._metric]
+        v = float(raw) if raw is not None else math.nan
+        if math.isfinite(v):
+            self._values.append(v)
         self._to_unpause.discard(tid)  # it runs again: released (a later pause needs a new decision)
-        if tid in self.engine and self.engine.status(tid) in ("stopped", "halted"):
-            self._live.discard(tid)  # already eliminated (e.g. restarted by Tuner.restore from an older snapshot)
+        eng = self.engine
+        if eng is not None and tid in eng and eng.status(tid) in ("stopped", "halted"):
+            self._forget(tid)  # already eliminated (e.g. restarted by Tuner.restore from an older snapshot)
             return TrialScheduler.STOP
+        if self.rule == "iise":
+            return self._iise_result(tune_controller, trial, t, v)
+        if eng is None:
+            self._pending_curves.setdefault(tid, []).append((t, v))
+            self._last[tid] = (t, v)
+            return TrialScheduler.CONTINUE
+        self._paused.pop(tid, None)
+        self._refresh_bias()
+        rung = self._rung_of(t)
+        before = eng.reached(tid) if tid in eng else -1
+        if rung is None or rung <= before:
+            self._last[tid] = (t, v)
+            return TrialScheduler.CONTINUE  # between rungs
+        if not math.isfinite(v):
+            self._last[tid] = (t, v)
+            eng.register(tid)
+            eng.mark_lost(tid)  # a diverged run (NaN/inf) is no evidence: it is stopped, listed as uncovered
+            self._forget(tid)
+            return TrialScheduler.STOP
+        self._record(tid, t, v)
+        if rung == self.ladder.top:  # type: ignore[union-attr]
+            self._forget(tid)
+            self._eliminate(tune_controller)
+            return TrialScheduler.STOP
+        if eng.should_stop(tid):
+            self._forget(tid)
+            return TrialScheduler.STOP
+        if self.pause and self._can_pause(trial, result) and self._better_waiting(tune_controller, tid):
+            self._paused[tid] = rung
+            return TrialScheduler.PAUSE
+        return TrialScheduler.CONTINUE
+
+    def _can_pause(self, trial: Trial, result: dict[str, Any]) -> bool:
+        return bool(result.get(_SHOULD_CHECKPOINT)) or _is_class_trainable(trial)
+
+    def _better_waiting(self, tune_controller: Any, tid: str) -> bool:
+        """A trial not started yet, or a paused one with a higher optimistic bound, waits for a worker."""
+        eng = self.engine
+        assert eng is not None
+        mine = eng.priority(tid)
+        for t in tune_controller.get_trials():
+            if t.trial_id == tid:
+                continue
+            if t.status == Trial.PENDING:
+                return True
+            if t.status == Trial.PAUSED and t.trial_id in eng and eng.status(t.trial_id) == "running":
+                if eng.priority(t.trial_id) > mine:
+                    return True
+        return False
+
+    def _eliminate(self, tune_controller: Any) -> None:
+        """Race every live trial against the incumbent; stop the paused losers without resuming them."""
+        eng = self.engine
+        if eng is None or self.rule != "race":
+            return
+        stopped = set(eng.eliminate())
+        if not stopped:
+            return
+        self._processing = True
+        try:
+            for t in tune_controller.get_trials():
+                if t.trial_id in stopped and t.status in (Trial.PAUSED, Trial.PENDING):
+                    self._forget(t.trial_id)
+                    tune_controller.stop_trial(t)
+        finally:
+            self._processing = False
+
+    def on_trial_complete(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> None:
+        tid = trial.trial_id
+        if result and self._metric in result and self.time_attr in result:
+            v = result[self._metric]
+            v = float(v) if v is not None else math.nan
+            if self.engine is None and self.rule == "race":
+                self._pending_curves.setdefault(tid, []).append((float(result[self.time_attr]), v))
+                self._ensure_ladder(result=result)  # the first completed trial fixes the maximum resource
+            elif self.engine is not None and tid in self.engine and math.isfinite(v):
+                t = float(result[self.time_attr])
+                rung = self._rung_of(t)
+                if rung is not None and rung > self.engine.reached(tid):
+                    self._record(tid, t, v)
+        self._drop(tune_controller, trial, lost=False)
+        self._eliminate(tune_controller)
+
+    def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
+        self._drop(tune_controller, trial, lost=False)
+
+    def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
+        self._drop(tune_controller, trial, lost=True)
+
+    def _drop(self, tune_controller: Any, trial: Trial, lost: bool) -> None:
+        tid = trial.trial_id
+        if self._processing:
+            return
+        self._forget(tid)
+        if lost and self.engine is not None and tid in self.engine:
+            self.engine.mark_lost(tid)
+        if self.rule == "iise":
+            self._release(tune_controller)
+
+    def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
+        """PENDING trials first (every trial's first rung), then the paused trial with the highest optimistic
+        bound that can still win (``rule="iise"``: the trials a rung decision released). No side effects; when
+        nothing else can run, a paused trial is returned rather than leaving every trial PAUSED."""
+        trials = tune_controller.get_trials()
+        for t in trials:
+            if t.status == Trial.PENDING:
+                return t
+        paused = [t for t in trials if t.status == Trial.PAUSED]
+        if not paused:
+            return None
+        eng = self.engine
+        if self.rule == "iise":
+            for t in paused:
+                if t.trial_id in self._to_unpause:
+                    return t
+            if any(t.status == Trial.RUNNING for t in trials):
+                return None
+            # never all-PAUSED: decide the lowest rung with what is there (iise), or resume the best
+            return self._iise_unblock(tune_controller, paused)
+        live = [t for t in paused if eng is None or t.trial_id not in eng or eng.status(t.trial_id) == "running"]
+        if live:
+            if eng is None:
+                return live[0]
+            rank = eng.ranked([t.trial_id for t in live if t.trial_id in eng])
+            best = rank[0] if rank else live[0].trial_id
+            return next(t for t in live if t.trial_id == best)
+        if not any(t.status == Trial.RUNNING for t in trials):
+            return paused[0]  # eliminated but not yet stopped (a restore): it stops at its next result
+        return None
+
+    def debug_string(self) -> str:
+        kind = "racing" if self.rule == "race" else ("synchronous IISE" if self.synchronous else "asynchronous IISE")
+        head = f"{type(self).__name__} ({kind}, {len(self._paused)} paused)"
+        return head + ("\n" + self.engine.describe() if self.engine is not None else " — rungs not known yet")
+
+    # ------------------------------------------------------------------ the synchronous IISE variant
+    def _iise_result(self, tune_controller: Any, trial: Trial, t: float, v: float) -> str:
+        tid = trial.trial_id
+        eng = self.engine
+        assert eng is not None
         if tid in self._paused and self.synchronous:
             return TrialScheduler.PAUSE  # still waiting for its rung's decision (e.g. after Tuner.restore)
         if tid in self._resumed_at:
@@ -170,26 +466,24 @@ class RungScheduler(FIFOScheduler):
                     f"trial {tid} was paused at {self.time_attr} = {at:g} and resumed at {t:g}: it restarted "
                     "without a checkpoint and would re-run epochs. Report a checkpoint with every "
                     "tune.report(..., checkpoint=...) and restore it from tune.get_checkpoint() (class "
-                    "trainables do this by themselves), or use AsyncIISEScheduler, which never pauses."
+                    "trainables do this by themselves), or use the default IISEScheduler() (racing), which "
+                    "pauses only trials that have a checkpoint."
                 )
-        self._last_t[tid] = t
         rung = self._rung_of(t)
-        if rung is None:
+        reached = eng.reached(tid) if tid in eng else -1
+        if rung is None or rung <= reached:
+            self._last[tid] = (t, v)
             return TrialScheduler.CONTINUE
-        reached = self.engine.reached(tid) if tid in self.engine else -1
-        if rung <= reached:
-            return TrialScheduler.CONTINUE  # between rungs
-        v = result[self._metric]
-        value = float(v) if v is not None else math.nan
-        if not math.isfinite(value):
+        if not math.isfinite(v):
+            self._last[tid] = (t, v)
             return TrialScheduler.CONTINUE  # no evidence either way
-        self.engine.report(tid, rung, sign * value)
-        if rung == self.ladder.top:  # the last rung: the trial is done
+        self._record(tid, t, v)
+        if rung == self.ladder.top:  # type: ignore[union-attr]
             self._live.discard(tid)
             self._release(tune_controller)
             return TrialScheduler.STOP
         if not self.synchronous:
-            if self.engine.should_stop(tid):
+            if eng.should_stop(tid):
                 self._live.discard(tid)
                 return TrialScheduler.STOP
             return TrialScheduler.CONTINUE
@@ -203,27 +497,30 @@ class RungScheduler(FIFOScheduler):
         return TrialScheduler.PAUSE
 
     def _rung_complete(self, rung: int) -> bool:
-        return all(self.engine.reached(tid) >= rung for tid in self._live)
+        eng = self.engine
+        return all(tid in eng and eng.reached(tid) >= rung for tid in self._live)  # type: ignore[operator]
 
     def _decide(self, tune_controller: Any, rung: int, current: str | None = None) -> list[str]:
         """Decide ``rung`` among the live trials waiting there; stop losers, release survivors."""
-        waiting = [tid for tid in self._live if self.engine.reached(tid) == rung]
+        eng = self.engine
+        assert eng is not None
+        waiting = [tid for tid in self._live if tid in eng and eng.reached(tid) == rung]
         if current is not None and current not in waiting:
             waiting.append(current)
-        stopped = self.engine.decide_rung(rung, keys=waiting)
+        stopped = eng.decide_rung(rung, keys=waiting)
         self._processing = True
         try:
             for tid in waiting:
                 if tid in self._paused and self._paused[tid] == rung:
                     del self._paused[tid]
-                    if tid in stopped or rung == self.ladder.top:
+                    if tid in stopped or rung == self.ladder.top:  # type: ignore[union-attr]
                         self._live.discard(tid)
                         trial = self._find(tune_controller, tid)
-                        if trial is not None and trial.status in (Trial.PAUSED, Trial.PENDING, Trial.RUNNING):
+                        if trial is not None and trial.status in _LIVE:
                             tune_controller.stop_trial(trial)
                     else:
                         self._to_unpause.add(tid)
-                        self._resumed_at[tid] = self._last_t.get(tid, self._steps[rung])
+                        self._resumed_at[tid] = self._last.get(tid, (self.ladder.resources[rung], 0.0))[0]  # type: ignore[union-attr]
         finally:
             self._processing = False
         for tid in stopped:
@@ -237,18 +534,6 @@ class RungScheduler(FIFOScheduler):
                 return t
         return None
 
-    def _drop(self, tune_controller: Any, trial: Trial, lost: bool) -> None:
-        tid = trial.trial_id
-        if self._processing:
-            return
-        self._live.discard(tid)
-        self._paused.pop(tid, None)
-        self._to_unpause.discard(tid)
-        self._resumed_at.pop(tid, None)
-        if lost and tid in self.engine:
-            self.engine.mark_lost(tid)
-        self._release(tune_controller)
-
     def _release(self, tune_controller: Any) -> None:
         """Decide every rung whose live trials have all arrived (after a trial left)."""
         if not self.synchronous:
@@ -257,71 +542,53 @@ class RungScheduler(FIFOScheduler):
             if self._rung_complete(rung):
                 self._decide(tune_controller, rung)
 
-    def on_trial_complete(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> None:
-        tid = trial.trial_id
-        if result and self._metric in result and self.time_attr in result and tid in self.engine:
-            rung = self._rung_of(float(result[self.time_attr]))
-            v = result[self._metric]
-            if rung is not None and rung > self.engine.reached(tid) and v is not None and math.isfinite(float(v)):
-                self.engine.report(tid, rung, self._sign() * float(v))
-        self._drop(tune_controller, trial, lost=False)
-
-    def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
-        self._drop(tune_controller, trial, lost=False)
-
-    def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
-        self._drop(tune_controller, trial, lost=True)
-
-    def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
-        trials = tune_controller.get_trials()
-        paused = [t for t in trials if t.status == Trial.PAUSED]
-        for t in paused:  # a paused trial nobody waits for (eliminated, or not live): stop it, never leave it
-            tid = t.trial_id
-            if tid not in self._live or (tid in self.engine and self.engine.status(tid) in ("stopped", "halted")):
-                self._paused.pop(tid, None)
-                self._processing = True
-                try:
+    def _iise_unblock(self, tune_controller: Any, paused: list[Trial]) -> Trial | None:
+        """Nothing runs and every live trial is paused: decide the lowest rung with the values present, and
+        stop paused trials nobody waits for (eliminated, or no longer live). Ray would otherwise hang."""
+        eng = self.engine
+        assert eng is not None
+        self._processing = True
+        try:
+            for t in paused:
+                tid = t.trial_id
+                if tid not in self._live or (tid in eng and eng.status(tid) in ("stopped", "halted")):
+                    self._paused.pop(tid, None)
                     tune_controller.stop_trial(t)
-                finally:
-                    self._processing = False
-        for t in trials:
-            if t.status == Trial.PENDING:
-                return t
-        for t in trials:
+        finally:
+            self._processing = False
+        paused = [t for t in tune_controller.get_trials() if t.status == Trial.PAUSED]
+        if not paused:
+            return None
+        rung = min(self._paused.get(t.trial_id, 0) for t in paused)
+        self._live &= {t.trial_id for t in tune_controller.get_trials() if t.status in _LIVE}
+        self._decide(tune_controller, rung)
+        for t in tune_controller.get_trials():
             if t.status == Trial.PAUSED and t.trial_id in self._to_unpause:
                 return t
-        paused = [t for t in trials if t.status == Trial.PAUSED]
-        if paused and not any(t.status in (Trial.RUNNING, Trial.PENDING) for t in trials):
-            # never all-PAUSED: decide the lowest rung with what is there
-            rung = min(self._paused.get(t.trial_id, 0) for t in paused)
-            self._live &= {t.trial_id for t in trials if t.status in (Trial.PAUSED, Trial.RUNNING, Trial.PENDING)}
-            self._decide(tune_controller, rung)
-            for t in tune_controller.get_trials():
-                if t.status == Trial.PAUSED and t.trial_id in self._to_unpause:
-                    return t
         return None
 
-    def debug_string(self) -> str:
-        mode = "synchronous" if self.synchronous else "asynchronous"
-        return f"{type(self).__name__} ({mode}, {len(self._paused)} paused)\n" + self.engine.describe()
-
     # ------------------------------------------------------------------ answer and state
-    def certificate(self) -> RungCertificate:
-        """The best trial at the top rung and its certificate (see :class:`~mf_sched.rungs.RungCertificate`)."""
-        return self.engine.certificate()
+    def certificate(self) -> RungCertificate | None:
+        """The best trial at the top rung and its certificate (:class:`~mf_sched.rungs.RungCertificate`); None
+        while the rungs are not known."""
+        return None if self.engine is None else self.engine.certificate()
 
     def best_config(self) -> dict[str, Any] | None:
-        key = self.engine.certificate().key
-        return None if key is None else self._configs.get(str(key))
+        """The configuration of the best trial at the top rung (None before one finished)."""
+        c = self.certificate()
+        return None if c is None or c.key is None else self._configs.get(str(c.key))
 
     def get_state(self) -> dict[str, Any]:
         return {
-            "engine": self.engine.state_dict(),
+            "engine": None if self.engine is None else self.engine.state_dict(),
+            "order": list(self._order),
+            "pending_curves": {k: [list(p) for p in v] for k, v in self._pending_curves.items()},
+            "values": self._values[-10_000:],
             "live": sorted(self._live),
             "paused": dict(self._paused),
             "to_unpause": sorted(self._to_unpause),
             "resumed_at": dict(self._resumed_at),
-            "last_t": dict(self._last_t),
+            "last": {k: list(v) for k, v in self._last.items()},
             "configs": {
                 k: {kk: vv for kk, vv in v.items() if isinstance(vv, (int, float, str, bool))}
                 for k, v in self._configs.items()
@@ -331,30 +598,40 @@ class RungScheduler(FIFOScheduler):
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
-        self.engine = RungEliminator.from_state_dict(state["engine"])
-        self._live = set(state["live"])
-        self._paused = {str(k): int(v) for k, v in state["paused"].items()}
-        self._to_unpause = set(state["to_unpause"])
+        eng = state.get("engine")
+        self.engine = None if eng is None else RungEliminator.from_state_dict(eng)
+        if self.engine is not None:
+            self.ladder = self.engine.ladder
+            self._auto_bias = self.rule == "race" and self._race_bias_arg is None
+            self._family_values = len(state.get("values", []))
+        self._order = [str(k) for k in state.get("order", [])]
+        self._pending_curves = {
+            str(k): [(float(a), float(b)) for a, b in v] for k, v in state.get("pending_curves", {}).items()
+        }
+        self._values = [float(x) for x in state.get("values", [])]
+        self._live = set(state.get("live", []))
+        self._paused = {str(k): int(v) for k, v in state.get("paused", {}).items()}
+        self._to_unpause = set(state.get("to_unpause", []))
         self._resumed_at = {str(k): float(v) for k, v in state.get("resumed_at", {}).items()}
-        self._last_t = {str(k): float(v) for k, v in state.get("last_t", {}).items()}
+        self._last = {str(k): (float(v[0]), float(v[1])) for k, v in state.get("last", {}).items()}
         self._configs = {str(k): dict(v) for k, v in state.get("configs", {}).items()}
         self._metric = self._metric or state.get("metric")
         self._mode = self._mode or state.get("mode")
 
 
 class IISEScheduler(RungScheduler):
-    """Synchronous ζ-aware elimination (IISE with one round per rung); see :class:`RungScheduler`."""
-
-    def __init__(self, ladder: FidelityLadder | None = None, **kwargs: Any) -> None:
-        kwargs.setdefault("synchronous", True)
-        super().__init__(ladder, **kwargs)
+    """The default scheduler: racing, best-first with pausing (``rule="iise"``: synchronous IISE); see
+    :class:`RungScheduler`."""
 
 
 class AsyncIISEScheduler(RungScheduler):
-    """Asynchronous ζ-aware elimination: no barrier, no pause; see :class:`RungScheduler`."""
+    """Racing that never pauses (stop or continue, like ASHA; no checkpoints needed); see :class:`RungScheduler`."""
 
     def __init__(self, ladder: FidelityLadder | None = None, **kwargs: Any) -> None:
-        kwargs["synchronous"] = False
+        if kwargs.get("rule", "race") == "iise":
+            kwargs.setdefault("synchronous", False)
+        else:
+            kwargs["pause"] = False
         super().__init__(ladder, **kwargs)
 
 

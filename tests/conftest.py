@@ -37,3 +37,15 @@ def bernoulli_instance() -> Instance:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray session (2 CPUs) for every test that needs one; always shut down."""
+    ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    here = str(Path(__file__).resolve().parent)  # workers import the trainables from the test modules
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from unittest.mock import MagicMock
 
@@ -80,7 +79,7 @@ def drive(sched: RungScheduler, n: int = 6) -> tuple[dict[str, int], list[str]]:
 
 
 def test_iise_scheduler_matches_the_engine_offline() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01, n_trials=6)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01, n_trials=6)
     epochs, status = drive(sched)
     assert all(s == Trial.TERMINATED for s in status)
     offline = RungEliminator(LADDER, sigma=0.01, n_arms=6)
@@ -100,14 +99,14 @@ def test_iise_scheduler_matches_the_engine_offline() -> None:
 
 
 def test_async_scheduler_never_pauses_and_keeps_the_best() -> None:
-    sched = AsyncIISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = AsyncIISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     epochs, status = drive(sched)
     assert epochs["t0"] == 9 and all(s == Trial.TERMINATED for s in status)
     assert sched.certificate().key == "t0"
 
 
 def test_errors_unblock_a_rung_and_retries_are_waited_for() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     trials = [stub(i) for i in range(3)]
     ctl = Controller(trials)
     for t in trials:
@@ -128,7 +127,7 @@ def test_errors_unblock_a_rung_and_retries_are_waited_for() -> None:
 
 
 def test_a_released_trial_waits_again_at_its_next_rung() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     trials = [stub(0), stub(1)]
     ctl = Controller(trials)
     for t in trials:
@@ -148,7 +147,7 @@ def test_a_released_trial_waits_again_at_its_next_rung() -> None:
 
 
 def test_resuming_without_checkpoint_is_refused() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     trials = [stub(0), stub(1)]
     ctl = Controller(trials)
     for t in trials:
@@ -161,7 +160,7 @@ def test_resuming_without_checkpoint_is_refused() -> None:
 
 
 def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     trials = [stub(0), stub(5)]
     ctl = Controller(trials)
     for t in trials:
@@ -174,12 +173,15 @@ def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -
     sched.on_trial_add(ctl, trials[1])
     assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 2, "acc": 0.06}) == TrialScheduler.STOP
     trials[1].set_status(Trial.PAUSED)  # or paused by Ray: it must not stay paused
-    sched.choose_trial_to_run(ctl)
+    assert sched.choose_trial_to_run(ctl) is trials[0]  # the released survivor; no side effect on the others
+    assert sched.choose_trial_to_run(ctl) is trials[0] and trials[1].status == Trial.PAUSED
+    trials[0].set_status(Trial.TERMINATED)  # when nothing else can run, the eliminated trial is stopped
+    assert sched.choose_trial_to_run(ctl) is None
     assert trials[1].status == Trial.TERMINATED
 
 
 def test_never_all_paused() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     trials = [stub(0), stub(1)]
     ctl = Controller(trials)
     for t in trials:
@@ -191,33 +193,27 @@ def test_never_all_paused() -> None:
 
 
 def test_state_round_trip_and_bad_arguments() -> None:
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     drive(sched)
-    other = IISEScheduler(LADDER, metric="acc", mode="max", sigma=0.01)
+    other = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
     other.set_state(SchedulerStateCallback(sched).get_state())
     assert other.certificate() == sched.certificate()
-    with pytest.raises(ValueError, match="exactly one of ladder"):
-        IISEScheduler()
+    with pytest.raises(ValueError, match="rule = 'iise' needs ladder= or calibration="):
+        IISEScheduler(rule="iise")
+    with pytest.raises(ValueError, match="synchronous = True applies to rule = 'iise'"):
+        IISEScheduler(synchronous=True)
+    with pytest.raises(ValueError, match="max_t = 0 is out of range"):
+        IISEScheduler(max_t=0)
     with pytest.raises(ValueError, match="the ladder needs resources"):
         IISEScheduler(FidelityLadder([1, 3], [0.1, 0.0]))
     with pytest.raises(ValueError, match="mode = 'best' is unknown"):
         IISEScheduler(LADDER, mode="best")
     with pytest.raises(ValueError, match="needs metric and mode"):
-        IISEScheduler(LADDER).on_trial_result(MagicMock(), stub(0), {"training_iteration": 1, "acc": 1})
-    assert IISEScheduler(LADDER, metric="a", mode="max").set_search_properties("b", "max") is False
+        IISEScheduler(LADDER, rule="iise").on_trial_result(MagicMock(), stub(0), {"training_iteration": 1, "acc": 1})
+    assert IISEScheduler(LADDER, rule="iise", metric="a", mode="max").set_search_properties("b", "max") is False
 
 
 # ------------------------------------------------------------------------------ end to end on one Ray session
-@pytest.fixture(scope="session")
-def ray_session():
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    here = str(Path(__file__).resolve().parent)  # workers import the trainables from this module
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def fn_trainable(config: dict) -> None:
     import json
     import tempfile

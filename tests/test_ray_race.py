@@ -1,0 +1,218 @@
+"""The default Ray scheduler — IISEScheduler() racing best-first — on stub trials, and zero-argument end to end."""
+
+from __future__ import annotations
+
+import collections
+import math
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed")
+
+from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler, SchedulerStateCallback  # noqa: E402
+from ray import tune  # noqa: E402
+from ray.tune.experiment import Trial  # noqa: E402
+from ray.tune.schedulers import TrialScheduler  # noqa: E402
+
+QUALITY = [0.9, 0.85, 0.5, 0.3, 0.88, 0.1, 0.6, 0.2]
+
+
+def curve(q: float, epoch: int) -> float:
+    return q * (1 - 0.15 * math.exp(-(epoch - 1) / 3))
+
+
+class Controller:
+    """Enough of Tune's controller for a scheduler: trials and stop_trial (PAUSED/PENDING -> TERMINATED)."""
+
+    def __init__(self, trials: list[Trial]) -> None:
+        self.trials = trials
+        self.stopped: list[str] = []
+
+    def get_trials(self) -> list[Trial]:
+        return self.trials
+
+    def stop_trial(self, trial: Trial) -> None:
+        trial.set_status(Trial.TERMINATED)
+        self.stopped.append(trial.trial_id)
+
+
+def run(sched, *, workers: int = 2, max_t: int = 27, checkpoint: bool = True, qualities=QUALITY, nan=()):
+    """Tune's loop with `workers` workers, one epoch per step; a resumed trial continues from its checkpoint
+    (or restarts at epoch 1 without one). Returns (epochs trained per trial, order of (trial, epoch), trials)."""
+    trials = [Trial("__fake", trial_id=f"t{i}", stub=True, config={"q": q},
+                    stopping_criterion={"training_iteration": max_t}) for i, q in enumerate(qualities)]  # fmt: skip
+    ctl = Controller(trials)
+    sched.set_search_properties("acc", "max")
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+    at = {t.trial_id: 0 for t in trials}
+    trained: collections.Counter = collections.Counter()
+    order: list[tuple[str, int]] = []
+    for _ in range(10_000):
+        running = [t for t in trials if t.status == Trial.RUNNING]
+        while len(running) < workers:
+            nxt = sched.choose_trial_to_run(ctl)
+            if nxt is None:
+                break
+            if nxt.status == Trial.PAUSED and not checkpoint:
+                at[nxt.trial_id] = 0  # restarted from scratch
+            nxt.set_status(Trial.RUNNING)
+            running.append(nxt)
+        if not running:
+            assert not any(t.status == Trial.PAUSED for t in trials), "every live trial is paused: Ray would hang"
+            break
+        for t in running:
+            tid = t.trial_id
+            at[tid] += 1
+            e = at[tid]
+            trained[tid] += 1
+            order.append((tid, e))
+            acc = float("nan") if tid in nan else curve(t.config["q"], e)
+            res = {"training_iteration": e, "acc": acc}
+            if checkpoint:
+                res["should_checkpoint"] = True
+            act = sched.on_trial_result(ctl, t, res)
+            if act == TrialScheduler.CONTINUE and e >= max_t:
+                act = TrialScheduler.STOP  # Tune's stop criterion
+            if act == TrialScheduler.STOP:
+                t.set_status(Trial.TERMINATED)
+                sched.on_trial_complete(ctl, t, res)
+            elif act == TrialScheduler.PAUSE:
+                t.set_status(Trial.PAUSED)
+    return trained, order, trials
+
+
+def test_zero_argument_scheduler_races_best_first() -> None:
+    sched = IISEScheduler()
+    trained, order, trials = run(sched)
+    assert sched.ladder.resources == (1.0, 3.0, 9.0, 27.0)  # from the trials' stopping criterion
+    assert all(t.status == Trial.TERMINATED for t in trials)
+    # every trial's first rung (epoch 1) comes before any trial trains past it
+    first_past = next(i for i, (_, e) in enumerate(order) if e > 1)
+    assert {tid for tid, e in order[:first_past] if e == 1} == {t.trial_id for t in trials}
+    assert trained["t0"] == 27 and sched.best_config() == {"q": 0.9}
+    assert all(n <= 27 for n in trained.values())  # resumed from checkpoints: no epoch twice
+    for i, q in enumerate(QUALITY):
+        if q <= 0.5:
+            assert trained[f"t{i}"] <= 9  # far below the incumbent: stopped by the race
+    assert sum(trained.values()) < 0.75 * 27 * len(QUALITY)
+    cert = sched.certificate()
+    assert cert.rule == "race" and "prior 'unit'" in cert.bias_source and cert.key == "t0"
+
+
+def test_choose_trial_to_run_has_no_side_effects() -> None:
+    sched = IISEScheduler(max_t=27, metric="acc", mode="max")
+    trials = [Trial("__fake", trial_id=f"t{i}", stub=True, config={}) for i in range(3)]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+        t.set_status(Trial.RUNNING)
+    for t, acc in zip(trials, (0.9, 0.5, 0.7)):
+        assert sched.on_trial_result(ctl, t, {"training_iteration": 1, "acc": acc, "should_checkpoint": True}) in (
+            TrialScheduler.PAUSE,
+            TrialScheduler.CONTINUE,
+        )
+        t.set_status(Trial.PAUSED)
+    before = [t.status for t in trials]
+    picks = {sched.choose_trial_to_run(ctl).trial_id for _ in range(5)}
+    assert picks == {"t0"} and [t.status for t in trials] == before and not ctl.stopped
+
+
+def test_without_checkpoints_trials_are_never_paused() -> None:
+    sched = IISEScheduler()
+    trained, order, trials = run(sched, checkpoint=False)
+    assert all(n <= 27 for n in trained.values())  # never paused, so never restarted from scratch
+    assert trained["t0"] == 27 and sched.best_config() == {"q": 0.9}
+    assert sum(trained.values()) < 27 * len(QUALITY)
+
+
+def test_async_scheduler_never_pauses() -> None:
+    sched = AsyncIISEScheduler()
+    trained, _, trials = run(sched, workers=3)
+    assert all(t.status == Trial.TERMINATED for t in trials) and sched.best_config() == {"q": 0.9}
+    assert not sched._paused
+
+
+def test_nan_trial_is_stopped_and_uncovered() -> None:
+    sched = IISEScheduler()
+    trained, _, trials = run(sched, nan={"t3"})
+    assert trained["t3"] == 1  # stopped at its first rung
+    cert = sched.certificate()
+    assert "t3" in cert.uncovered and cert.epsilon is not None and cert.key == "t0"
+
+
+def test_ladder_from_the_first_completed_trial_and_state_round_trip() -> None:
+    sched = IISEScheduler(metric="acc", mode="max")
+    trials = [Trial("__fake", trial_id=f"t{i}", stub=True, config={"q": q}) for i, q in enumerate((0.9, 0.3))]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+        t.set_status(Trial.RUNNING)
+    for e in range(1, 28):  # no stopping criterion: nothing is known until a trial completes
+        assert sched.on_trial_result(ctl, trials[0], {"training_iteration": e, "acc": curve(0.9, e)}) == "CONTINUE"
+    assert sched.engine is None
+    sched.on_trial_complete(ctl, trials[0], {"training_iteration": 27, "acc": curve(0.9, 27)})
+    assert sched.ladder.resources == (1.0, 3.0, 9.0, 27.0) and sched.engine.reached("t0") == 3
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.1}) == TrialScheduler.CONTINUE
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 3, "acc": 0.2}) == TrialScheduler.STOP
+    other = IISEScheduler(metric="acc", mode="max")
+    other.set_state(SchedulerStateCallback(sched).get_state())
+    assert other.certificate() == sched.certificate() and other.ladder == sched.ladder
+
+
+def test_losses_get_the_relative_prior() -> None:
+    sched = IISEScheduler()
+    trials = [Trial("__fake", trial_id=f"t{i}", stub=True, config={}, stopping_criterion={"training_iteration": 9})
+              for i in range(2)]  # fmt: skip
+    ctl = Controller(trials)
+    sched.set_search_properties("loss", "min")
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "loss": 2.3})
+    sched.on_trial_result(ctl, trials[0], {"training_iteration": 2, "loss": 1.9})
+    assert "prior 'loss'" in sched.engine.race_bias.source
+
+
+# ------------------------------------------------------------------------------ end to end, zero arguments
+def replay_trainable(config: dict) -> None:
+    import json
+    import tempfile
+
+    start = 0
+    ckpt = tune.get_checkpoint()
+    if ckpt is not None:
+        with ckpt.as_directory() as d:
+            start = json.loads((Path(d) / "s.json").read_text())["epoch"]
+    for epoch in range(start + 1, config["max_t"] + 1):
+        Path(config["log"]).open("a").write(f"{config['q']} {epoch}\n")
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "s.json").write_text(json.dumps({"epoch": epoch}))
+            tune.report({"acc": curve(config["q"], epoch)}, checkpoint=tune.Checkpoint.from_directory(d))
+
+
+@pytest.mark.parametrize("api", ["tuner", "tune.run"])
+def test_zero_argument_scheduler_end_to_end(ray_session, tmp_path: Path, api: str) -> None:
+    log = tmp_path / "epochs.log"
+    space = {"q": tune.grid_search(QUALITY[:6]), "log": str(log), "max_t": 9}
+    sched = IISEScheduler()
+    if api == "tuner":
+        tuner = tune.Tuner(
+            replay_trainable, param_space=space,
+            tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=sched, reuse_actors=True),
+            run_config=tune.RunConfig(name="z", storage_path=str(tmp_path), verbose=0,
+                                      stop={"training_iteration": 9}),
+        )  # fmt: skip
+        best = tuner.fit().get_best_result().config["q"]
+    else:
+        analysis = tune.run(
+            replay_trainable, config=space, metric="acc", mode="max", scheduler=sched, stop={"training_iteration": 9},
+            storage_path=str(tmp_path), name="z", verbose=0, reuse_actors=True,
+        )  # fmt: skip
+        best = analysis.best_config["q"]
+    assert best == 0.9 and sched.best_config()["q"] == 0.9
+    lines = log.read_text().split()
+    pairs = list(zip(lines[::2], lines[1::2]))
+    assert len(pairs) == len(set(pairs))  # no epoch run twice
+    assert len(pairs) < 0.8 * 6 * 9
+    assert sched.certificate().counts["stopped"] >= 2
