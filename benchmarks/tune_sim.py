@@ -56,6 +56,7 @@ import argparse
 import heapq
 import itertools
 import json
+import logging
 import math
 import platform
 import sys
@@ -122,9 +123,11 @@ class Latencies:
                 raise ValueError(f"Latencies.{name} = {v!r} must be a finite number of seconds ≥ 0")
 
 
-# Measured on local Ray 2.60 with 2 CPUs (benchmarks/tune_sim.py --measure-latencies, 2 shared cores);
-# a new actor's start-up varied from 0.03 s (a prestarted worker) to 8 s (a new worker process).
-RAY_LOCAL = Latencies(start=1.0, reset=0.03, restore=0.02, save=0.007, stop=0.01, report=0.015, finish=0.005)
+# Local Ray 2.60, 2 CPUs on 2 shared cores, reuse_actors=True (measured with run_tuner's event times): ~15 ms
+# between the end of an epoch and the start of the next (report ~8 ms + save of its checkpoint ~7 ms), ~15 ms to
+# reset a cached actor for another trial, the second of the two first actors ready 0.01–0.37 s after the first.
+# A new actor (reuse_actors=False) took 0.3–8 s to start on that machine: not modelled here (set ``start``).
+RAY_LOCAL = Latencies(report=0.008, save=0.007, reset=0.015, start_spread=0.4)
 
 
 @dataclass
@@ -822,6 +825,7 @@ def simulate(
     jitter: float = 0.0,
     record_events: bool = True,
     max_steps: int | None = None,
+    quiet: bool = True,
 ) -> SimResult:
     """Simulate ``Tuner.fit`` of ``K`` trials replaying ``curves`` under ``scheduler`` on ``workers`` CPUs.
 
@@ -846,6 +850,8 @@ def simulate(
         jitter: relative noise on epoch durations, ``d × (1 + jitter × U(-1, 1))``, drawn from ``seed``.
         record_events: keep the event log in :attr:`SimResult.events`.
         max_steps: stop (``truncated=True``) after this many events; default ``100 × K × T + 1000``.
+        quiet: silence the ``ray.tune`` loggers below WARNING during the run (HyperBand logs every resume
+            from an older checkpoint at INFO).
 
     Returns:
         A :class:`SimResult`.
@@ -908,10 +914,15 @@ def simulate(
     # ASHA draws each trial's bracket from NumPy's global generator: seed it for the run, then restore it
     state = np.random.get_state()  # noqa: NPY002
     np.random.seed(int(rng.integers(2**32 - 1)))  # noqa: NPY002
+    tune_logger = logging.getLogger("ray.tune")
+    level = tune_logger.level
+    if quiet:
+        tune_logger.setLevel(max(level, logging.WARNING))
     try:
         hang, truncated = sim.run(max_steps if max_steps is not None else 100 * K * T + 1000)
     finally:
         np.random.set_state(state)  # noqa: NPY002
+        tune_logger.setLevel(level)
     records = [r for r in sim.records if r is not None]
     total = sum(r.epochs_trained for r in records)
     makespan = sim.now
@@ -1078,8 +1089,8 @@ def run_tuner(
     rec_sched = _Recording(scheduler, log)
     space = {
         "row": tune.grid_search(order),
-        "values": tune.sample_from(lambda spec: c[spec.config.row].tolist()),
-        "epoch_seconds": tune.sample_from(lambda spec: durations[spec.config.row].tolist()),
+        "values": tune.sample_from(lambda config: c[config["row"]].tolist()),
+        "epoch_seconds": tune.sample_from(lambda config: durations[config["row"]].tolist()),
         "metric": metric, "ckpt": ckpt,
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
@@ -1107,40 +1118,194 @@ def run_tuner(
 
 
 # ---------------------------------------------------------------------------------------------- speed benchmark
-def _speed_schedulers(K: int, T: int) -> dict[str, Callable[[], TrialScheduler]]:
-    from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler, RungScheduler
+def _schedulers(K: int, T: int, ladder: Any = None, sigma: float = 0.01) -> dict[str, Callable[[], TrialScheduler]]:
+    """The schedulers compared, as in benchmarks/ray_schedulers.py (``time_attr="epoch"``, ``max_t = T``)."""
+    from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler
     from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler
+
+    from mf_sched import FidelityLadder
+
+    if ladder is None:
+        res = sorted({r for r in (1, 3, 9, 27, 81, 243) if r < T} | {T})
+        ladder = FidelityLadder(costs=res, zeta=np.linspace(0.1, 0.0, len(res)).tolist(), resources=res)
+    return {
+        "FIFO": FIFOScheduler,
+        "ASHA": lambda: ASHAScheduler(time_attr="epoch", max_t=T, grace_period=1, reduction_factor=3),
+        "HyperBand": lambda: HyperBandScheduler(time_attr="epoch", max_t=T, reduction_factor=3),
+        "IISEScheduler": lambda: IISEScheduler(ladder, time_attr="epoch", sigma=sigma, n_trials=K),
+        "AsyncIISEScheduler": lambda: AsyncIISEScheduler(ladder, time_attr="epoch", sigma=sigma, n_trials=K),
+    }
+
+
+def _rung_eta(K: int, T: int) -> TrialScheduler:
+    from mf_sched.integrations.ray import RungScheduler
 
     from mf_sched import FidelityLadder
 
     res = sorted({r for r in (1, 3, 9, 27, 81, 243) if r < T} | {T})
     ladder = FidelityLadder(costs=res, zeta=np.linspace(0.1, 0.0, len(res)).tolist(), resources=res)
-    return {
-        "FIFO": FIFOScheduler,
-        "ASHA": lambda: ASHAScheduler(time_attr="epoch", max_t=T, grace_period=1, reduction_factor=3),
-        "HyperBand": lambda: HyperBandScheduler(time_attr="epoch", max_t=T, reduction_factor=3),
-        "IISEScheduler": lambda: IISEScheduler(ladder, time_attr="epoch", sigma=0.01, n_trials=K),
-        "AsyncIISEScheduler": lambda: AsyncIISEScheduler(ladder, time_attr="epoch", sigma=0.01, n_trials=K),
-        "RungScheduler(eta=3)": lambda: RungScheduler(ladder, time_attr="epoch", sigma=0.01, n_trials=K, eta=3),
-    }
+    return RungScheduler(ladder, time_attr="epoch", sigma=0.01, n_trials=K, eta=3)
+
+
+def _agreement_cases(n_synthetic: int, n_lcbench: int) -> list[dict[str, Any]]:
+    """K = 9 × T = 9 synthetic cases (equal and unequal epoch durations, a checkpoint every epoch) and the
+    LCBench replays of benchmarks/ray_schedulers.py (K = 24, T = 52, 10 ms epochs, checkpoints at the rungs)."""
+    from mf_sched import FidelityLadder
+
+    cases = []
+    for seed in range(n_synthetic):
+        rng = np.random.default_rng(100 + seed)
+        q, a = rng.uniform(0.5, 0.9, 9), rng.uniform(0.1, 0.6, 9)
+        curves = q[:, None] * (1 - a[:, None] / np.arange(1, 10))
+        seconds: Any = 0.1 if seed % 2 == 0 else rng.uniform(0.08, 0.25, 9)
+        ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
+        cases.append({"case": f"synthetic-{seed}", "curves": curves, "seconds": seconds, "checkpoint": True,
+                      "ladder": ladder, "sigma": 0.01})  # fmt: skip
+    if n_lcbench:
+        from mf_sched.datasets import LCBenchSurrogate
+        from mf_sched.replay import ReplayBenchmark
+
+        rungs = [1, 3, 9, 27, 52]
+        sur = LCBenchSurrogate()
+        for ti, task in enumerate(list(sur.tasks)[:n_lcbench]):
+            lc = sur.curves(task, n_configs=400, epochs=rungs, seed=ti)
+            bench = ReplayBenchmark.from_curves(lc, rungs, n_arms=24, calibration="holdout", extra_noise=0.01, seed=ti)
+            rng = np.random.default_rng(ti)
+            runs = [bench.start_run(a, rng) for a in range(bench.K)]
+            at_rungs = np.array([[runs[a].advance(m).score for m in range(len(rungs))] for a in range(bench.K)])
+            last = [max(i for i, r in enumerate(rungs) if r <= e) for e in range(1, 53)]
+            cases.append({"case": f"lcbench-{task}", "curves": at_rungs[:, last], "seconds": 0.01,
+                          "checkpoint": rungs, "ladder": bench.ladder, "sigma": 0.01})  # fmt: skip
+    return cases
+
+
+def agreement(n_synthetic: int = 4, n_lcbench: int = 1, n_perturbed: int = 40) -> list[dict[str, Any]]:
+    """Run each case with a real ``Tuner.fit`` (Ray initialised, 2 CPUs, ``reuse_actors=True``) and with
+    :func:`simulate`, per scheduler; also ``n_perturbed`` simulations with :data:`RAY_LOCAL` timing and 30 %
+    epoch jitter. Returns one row per case and scheduler."""
+    from mf_sched._progress import Progress
+
+    cases = _agreement_cases(n_synthetic, n_lcbench)
+    rows = []
+    with Progress(5 * len(cases), "agreement with Ray") as bar:
+        for case in cases:
+            curves = case["curves"]
+            K, T = curves.shape
+            for name, make in _schedulers(K, T, case["ladder"], case["sigma"]).items():
+                kw: dict[str, Any] = dict(
+                    epoch_seconds=case["seconds"], checkpoint=case["checkpoint"], reuse_actors=True
+                )
+                real = run_tuner(make(), curves, **kw)
+                nominal = simulate(make(), curves, **kw)
+                outcomes: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+                for s in range(n_perturbed):
+                    o = simulate(make(), curves, latencies=RAY_LOCAL, jitter=0.3, seed=s, **kw)
+                    key = (tuple(o.epochs.tolist()), tuple(o.reached_top))
+                    outcomes[key] = outcomes.get(key, 0) + 1
+                r_key = (tuple(real.epochs.tolist()), tuple(real.reached_top))
+                n_key = (tuple(nominal.epochs.tolist()), tuple(nominal.reached_top))
+                rows.append({
+                    "case": case["case"], "scheduler": name, "exact": r_key == n_key,
+                    "real_in_perturbed": r_key in outcomes, "perturbed_outcomes": len(outcomes),
+                    "real_share_of_perturbed": outcomes.get(r_key, 0) / n_perturbed,
+                    "epochs_real": real.total_epochs, "epochs_sim": nominal.total_epochs,
+                    "trials_differing": int(np.sum(real.epochs != nominal.epochs)),
+                    "best_real": real.best(), "best_sim": nominal.best(), "real_fit_s": real.makespan,
+                    "real_epochs": real.epochs.tolist(), "sim_epochs": nominal.epochs.tolist(),
+                    "real_top": real.reached_top, "sim_top": nominal.reached_top, "sim_hang": nominal.hang,
+                })  # fmt: skip
+                bar.update()
+    return rows
+
+
+def _init_ray() -> Any:
+    import os
+
+    import ray
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    root = str(Path(__file__).resolve().parents[1])  # workers import benchmarks.tune_sim.replay_trainable
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    return ray
+
+
+def _plot(out: Path, draw: Callable[[Any], None]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        print(f"wrote {out}")
+        return
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    draw(ax)
+    fig.tight_layout()
+    fig.savefig(out.with_suffix(".png"), dpi=120)
+    plt.close(fig)
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+
+
+def _main_agreement(args: argparse.Namespace) -> int:
+    ray = _init_ray()
+    try:
+        rows = agreement(args.synthetic, args.lcbench, args.perturbed)
+    finally:
+        ray.shutdown()
+    print("\nreal Tuner.fit (2 CPUs, reuse_actors=True) vs simulate(): per-trial epochs and the trials reaching T")
+    print(f"{'case':22s} {'scheduler':20s} {'exact':>5s} {'in pert.':>8s} {'#pert.':>6s} {'epochs real/sim':>15s} "
+          f"{'best real/sim':>13s}")  # fmt: skip
+    for r in rows:
+        print(f"{r['case']:22s} {r['scheduler']:20s} {'yes' if r['exact'] else 'NO':>5s} "
+              f"{'yes' if r['real_in_perturbed'] else 'NO':>8s} {r['perturbed_outcomes']:6d} "
+              f"{r['epochs_real']:7d}/{r['epochs_sim']:<7d} {r['best_real']!s:>6s}/{r['best_sim']!s:<6s}")  # fmt: skip
+    names = list(dict.fromkeys(r["scheduler"] for r in rows))
+    summary = {n: {"exact": sum(r["exact"] for r in rows if r["scheduler"] == n),
+                   "in_perturbed": sum(r["real_in_perturbed"] for r in rows if r["scheduler"] == n),
+                   "cases": sum(1 for r in rows if r["scheduler"] == n)} for n in names}  # fmt: skip
+    for n, v in summary.items():
+        c = v["cases"]
+        print(f"{n:20s} exact {v['exact']}/{c}, real outcome among the perturbed simulations {v['in_perturbed']}/{c}")
+    out = Path(args.out or "benchmarks/results/tune_sim_agreement.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+
+    def draw(ax: Any) -> None:
+        ax.barh(names, [summary[n]["in_perturbed"] / summary[n]["cases"] for n in names], color="C1",
+                label="real outcome among perturbed simulations")  # fmt: skip
+        ax.barh(names, [summary[n]["exact"] / summary[n]["cases"] for n in names], color="C0",
+                label="exact (per-trial epochs and trials reaching T)")  # fmt: skip
+        ax.set_xlabel("share of cases")
+        ax.legend(fontsize=7)
+
+    _plot(out, draw)
+    return 0
 
 
 def main() -> int:
-    """Simulated runs per second for K × T replays, per scheduler (and optionally one real Tuner.fit each)."""
-    ap = argparse.ArgumentParser(description="Speed of benchmarks.tune_sim.simulate per scheduler.")
-    ap.add_argument("--arms", type=int, default=24, help="trials K (default 24)")
-    ap.add_argument("--epochs", type=int, default=52, help="epochs T (default 52)")
-    ap.add_argument("--seconds", type=float, default=3.0, help="time per scheduler (default 3 s)")
-    ap.add_argument("--vs-ray", action="store_true", help="also one real Tuner.fit per scheduler (slow)")
-    ap.add_argument("--out", default="benchmarks/results/tune_sim_speed.json")
+    """Speed of simulate() per scheduler (default), or its agreement with real Ray (``--agreement``)."""
+    ap = argparse.ArgumentParser(description="benchmarks.tune_sim: speed, or agreement with real Ray Tune.")
+    ap.add_argument("--arms", type=int, default=24, help="speed: trials K (default 24)")
+    ap.add_argument("--epochs", type=int, default=52, help="speed: epochs T (default 52)")
+    ap.add_argument("--seconds", type=float, default=3.0, help="speed: time per scheduler (default 3 s)")
+    ap.add_argument("--vs-ray", action="store_true", help="speed: also one real Tuner.fit per scheduler")
+    ap.add_argument("--agreement", action="store_true", help="compare with real Tuner.fit runs instead")
+    ap.add_argument("--synthetic", type=int, default=4, help="agreement: synthetic 9 × 9 cases (default 4)")
+    ap.add_argument("--lcbench", type=int, default=1, help="agreement: LCBench tasks, 24 × 52 (default 1)")
+    ap.add_argument("--perturbed", type=int, default=40, help="agreement: perturbed simulations (default 40)")
+    ap.add_argument("--out", default=None, help="JSON output (default benchmarks/results/tune_sim_*.json)")
     args = ap.parse_args()
+    if args.agreement:
+        return _main_agreement(args)
     from mf_sched._progress import Progress
 
     K, T = args.arms, args.epochs
     rng = np.random.default_rng(0)
     q, a = rng.uniform(0.5, 0.9, K), rng.uniform(0.1, 0.6, K)
     curves = q[:, None] * (1 - a[:, None] / np.arange(1, T + 1)) + rng.normal(0, 0.005, (K, T))
-    makers = _speed_schedulers(K, T)
+    makers = _schedulers(K, T)
+    makers["RungScheduler(eta=3)"] = lambda: _rung_eta(K, T)
     rows: dict[str, dict[str, Any]] = {}
     with Progress(len(makers), "simulating") as bar:
         for name, make in makers.items():
@@ -1158,14 +1323,7 @@ def main() -> int:
     for r in rows.values():
         r["speed_vs_fifo"] = r["runs_per_s"] / base
     if args.vs_ray:
-        import os
-
-        import ray
-
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        root = str(Path(__file__).resolve().parents[1])
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        ray = _init_ray()
         try:
             with Progress(len(makers), "real Tuner.fit") as bar:
                 for name, make in makers.items():
@@ -1185,24 +1343,16 @@ def main() -> int:
         if args.vs_ray:
             line += f" {r['ray_fit_s']:9.1f} {r['speedup_vs_ray']:8.0f}"
         print(line)
-    out = Path(args.out)
+    out = Path(args.out or "benchmarks/results/tune_sim_speed.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"K": K, "T": T, "python": sys.version.split()[0], "machine": platform.machine(), "vs_ray": args.vs_ray}
     out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    try:
-        import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 3.5))
+    def draw(ax: Any) -> None:
         ax.barh(list(rows), [r["runs_per_s"] for r in rows.values()], color="C0")
         ax.set_xlabel(f"simulated runs per second (K = {K}, T = {T})")
-        fig.tight_layout()
-        fig.savefig(out.with_suffix(".png"), dpi=120)
-        print(f"wrote {out} and {out.with_suffix('.png')}")
-    except ImportError:  # pragma: no cover
-        print(f"wrote {out}")
+
+    _plot(out, draw)
     return 0
 
 

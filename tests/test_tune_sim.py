@@ -303,9 +303,6 @@ _rng = np.random.default_rng(11)
 _q, _a = _rng.uniform(0.5, 0.9, K), _rng.uniform(0.1, 0.6, K)
 AGREE_CURVES = _q[:, None] * (1 - _a[:, None] / np.arange(1, T + 1))
 AGREE_SECONDS = _rng.uniform(0.08, 0.25, K)  # per trial: fewer exact ties than equal epochs
-# the timing of local Ray (2 shared cores, reuse_actors=True): ~8 ms per report, ~7 ms per save, ~15 ms to reset
-# a cached actor, the second of two initial actors ready 0.01–0.37 s after the first
-RAY_TIMING = Latencies(report=0.008, save=0.007, reset=0.015, start_spread=0.4)
 
 MAKERS = {
     "FIFO": FIFOScheduler,
@@ -334,7 +331,7 @@ def test_agreement_with_real_ray(ray_session, name: str, checkpoint: bool, reuse
     real = tune_sim.run_tuner(MAKERS[name](), AGREE_CURVES, **kw)
     nominal = simulate(MAKERS[name](), AGREE_CURVES, **kw)
     perturbed = Counter(
-        outcome(simulate(MAKERS[name](), AGREE_CURVES, latencies=RAY_TIMING, jitter=0.3, seed=s, **kw))
+        outcome(simulate(MAKERS[name](), AGREE_CURVES, latencies=tune_sim.RAY_LOCAL, jitter=0.3, seed=s, **kw))
         for s in range(40)
     )
     print(f"\n{name} checkpoint={checkpoint} reuse={reuse}: real {outcome(real)}, simulated {outcome(nominal)}, "
