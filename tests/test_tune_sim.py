@@ -344,3 +344,34 @@ def test_agreement_with_real_ray(ray_session, name: str, checkpoint: bool, reuse
         assert outcome(real) in perturbed.keys() | {outcome(nominal)}
     if checkpoint is False:
         assert sum(t.scratch_restarts for t in real.trials) == sum(t.scratch_restarts for t in nominal.trials) > 0
+
+
+# ------------------------------------------------------------------------------- Syne Tune runner (own venv)
+def test_syne_tune_runner_reads_and_validates_curves(tmp_path) -> None:
+    import json
+
+    from benchmarks.syne_tune_runner import load_curves
+
+    curves = flat([0.5, 0.8, 0.3, 0.9], 9)
+    np.savez(tmp_path / "c.npz", curves=curves)
+    (tmp_path / "c.json").write_text(json.dumps({"curves": [[0.1, None], [0.2, 0.3]]}))
+    assert np.array_equal(load_curves(tmp_path / "c.npz"), curves)
+    assert np.isnan(load_curves(tmp_path / "c.json")[0, 1])
+    np.savez(tmp_path / "bad.npz", values=curves)
+    with pytest.raises(ValueError, match="no array named 'curves'"):
+        load_curves(tmp_path / "bad.npz")
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="must hold a JSON object"):
+        load_curves(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="accepted formats"):
+        load_curves(tmp_path / "c.csv")
+
+
+def test_syne_tune_asha_on_the_hand_derived_case(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("syne_tune", reason="Syne Tune lives in its own environment (.venv-syne)")
+    from benchmarks.syne_tune_runner import run_one
+
+    monkeypatch.setenv("SYNETUNE_FOLDER", str(tmp_path))
+    out = run_one(flat([0.5, 0.8, 0.3, 0.9], 9), "ASHA", workers=1, epoch_seconds=1.0, mode="max",
+                  grace_period=1, reduction_factor=3, seed=0)  # fmt: skip
+    assert out["epochs"] == [9, 9, 1, 9] and out["reached_top"] == [0, 1, 3] and out["best"] == 3
