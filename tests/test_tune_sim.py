@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import inspect
 from collections import Counter
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 pytest.importorskip("ray", reason="the 'ray' extra is not installed")
 
-from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler  # noqa: E402
+from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler, RungScheduler  # noqa: E402
 from ray.tune.experiment import Trial  # noqa: E402
 from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler, TrialScheduler  # noqa: E402
 
@@ -21,6 +22,9 @@ from mf_sched import FidelityLadder  # noqa: E402
 from mf_sched.rungs import RungEliminator  # noqa: E402
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
+# the schedulers' rewrite makes racing the default rule: IISE's own elimination rule is then rule="iise"
+HAS_RULE = "rule" in inspect.signature(RungScheduler.__init__).parameters
+IISE = {"rule": "iise"} if HAS_RULE else {}
 
 
 def flat(values: list[float], T: int) -> np.ndarray:
@@ -206,7 +210,7 @@ def test_trials_are_added_lazily_beyond_max_pending_trials() -> None:
 
 def test_iise_schedulers_follow_the_elimination_rule() -> None:
     values = [0.9, 0.85, 0.45, 0.3]
-    res = simulate(IISEScheduler(LADDER, sigma=1e-4, n_trials=4), flat(values, 9), workers=2)
+    res = simulate(IISEScheduler(LADDER, sigma=1e-4, n_trials=4, **IISE), flat(values, 9), workers=2)
     offline = RungEliminator(LADDER, sigma=1e-4, n_arms=4)
     for k, v in enumerate(values):
         offline.report(str(k), 0, v)
@@ -214,13 +218,13 @@ def test_iise_schedulers_follow_the_elimination_rule() -> None:
     assert out == {2, 3}  # 0.9 − v ≥ 2ζ(0) = 0.4 (+ radii)
     assert res.epochs.tolist() == [9, 9, 1, 1] and res.best() == 0 and not res.hang
     assert sum(t.pauses for t in res.trials) >= 1  # synchronous: trials wait at the rung
-    res = simulate(AsyncIISEScheduler(LADDER, sigma=1e-4), flat(values, 9), workers=1)
+    res = simulate(AsyncIISEScheduler(LADDER, sigma=1e-4, **IISE), flat(values, 9), workers=1)
     assert res.epochs.tolist() == [9, 9, 1, 1] and sum(t.pauses for t in res.trials) == 0
 
 
 def test_iise_refuses_a_resume_without_checkpoint_like_tuner_fit() -> None:
     with pytest.raises(RuntimeError, match="restarted without a checkpoint"):
-        simulate(IISEScheduler(LADDER, sigma=1e-4), flat([0.9, 0.85, 0.45, 0.3], 9), checkpoint=False)
+        simulate(IISEScheduler(LADDER, sigma=1e-4, **IISE), flat([0.9, 0.85, 0.45, 0.3], 9), checkpoint=False)
 
 
 # Measured on Ray 2.60 (2 CPUs, Tuner.fit, function trainable reporting a checkpoint every epoch, 0.2 s epochs):
@@ -308,9 +312,11 @@ MAKERS = {
     "FIFO": FIFOScheduler,
     "ASHA": lambda: ASHAScheduler(time_attr="epoch", max_t=T, grace_period=1, reduction_factor=3),
     "HyperBand": lambda: HyperBandScheduler(time_attr="epoch", max_t=T, reduction_factor=3),
-    "IISEScheduler": lambda: IISEScheduler(LADDER, time_attr="epoch", sigma=0.01, n_trials=K),
-    "AsyncIISEScheduler": lambda: AsyncIISEScheduler(LADDER, time_attr="epoch", sigma=0.01, n_trials=K),
+    "IISEScheduler": lambda: IISEScheduler(LADDER, time_attr="epoch", sigma=0.01, n_trials=K, **IISE),
+    "AsyncIISEScheduler": lambda: AsyncIISEScheduler(LADDER, time_attr="epoch", sigma=0.01, n_trials=K, **IISE),
 }
+if HAS_RULE:  # the racing default: best-first promotion by pausing (order-dependent, like an asynchronous rule)
+    MAKERS["IISEScheduler(race)"] = lambda: IISEScheduler(time_attr="epoch", max_t=T, sigma=0.01)
 SYNCHRONOUS = {"FIFO", "HyperBand", "IISEScheduler"}
 
 
