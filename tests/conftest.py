@@ -41,12 +41,11 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """One local Ray session (2 CPUs) for every end-to-end Ray test. Workers import trainables from the test
-    modules (``tests/`` on PYTHONPATH) and from ``benchmarks`` (the repository root on PYTHONPATH)."""
+    """One local Ray session (2 CPUs) for every test that needs one; always shut down."""
     ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    paths = (str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", ""))
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    here = str(Path(__file__).resolve().parent)  # workers import the trainables from the test modules
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()

@@ -206,7 +206,7 @@ def test_state_round_trip_and_bad_arguments() -> None:
     assert IISEScheduler(LADDER, metric="a", mode="max").set_search_properties("b", "max") is False
 
 
-# ---------------------------------------------------- end to end on one Ray session (ray_session in conftest.py)
+# ------------------------------------------------------------------------------ end to end on one Ray session
 def fn_trainable(config: dict) -> None:
     import json
     import tempfile
