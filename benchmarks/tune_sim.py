@@ -1034,8 +1034,9 @@ def run_tuner(
     reuse_actors: bool = False,
     storage_path: str | None = None,
 ) -> SimResult:
-    """Run the experiment :func:`simulate` models with a real ``tune.Tuner`` (Ray must be initialised, with
-    ``PYTHONPATH`` reaching this repository so that workers import :func:`replay_trainable`).
+    """Run the experiment :func:`simulate` models with a real ``tune.Tuner``. Ray must be initialised by a
+    process whose ``sys.path`` reaches the repository root (Ray hands the driver's ``sys.path`` to its workers,
+    which import :func:`replay_trainable` from ``benchmarks.tune_sim``).
 
     Same arguments as :func:`simulate`; the number of workers is the cluster's CPUs. Returns a
     :class:`SimResult` with wall-clock times (``makespan`` = ``Tuner.fit`` seconds, ``busy_seconds`` = epochs ×
