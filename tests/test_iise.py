@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import shared_instance
 from scipy import stats
 
+from benchmarks import fast_iise as fast  # the exact fast runner lives with the benchmarks
 from mf_sched import FidelityLadder, Instance, PolicyError, get_policy, policy_for, run_policy
 from mf_sched.confidence import anytime_radius, lil_radius
 from mf_sched.instance import load_instance
 from mf_sched.policies.iise import check_assumption1, hull_fidelities, iise_thresholds, phase_length
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-if str(ROOT / "benchmarks") not in sys.path:  # the exact fast runner lives with the benchmarks
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-fast = importlib.import_module("fast_iise")
 
 
 def _load(name: str) -> Instance:
