@@ -139,6 +139,7 @@ def race_view(
     exclude: int | None = None,
     max_failures: int = 3,
     refine: bool = True,
+    order: str = "estimate",
 ) -> RaceView:
     """Rebuild the racing engine of a study (see the module docstring).
 
@@ -197,7 +198,7 @@ def race_view(
     bias = race_bias if race_bias is not None else auto_race_bias(ladder, raw, mode)
     eng = RungEliminator(
         ladder, delta=delta, sigma=s, n_arms=None if arm_of is None else max(1, len(keys)), rule="race",
-        race_bias=bias, fixed_arms=arm_of is not None, refine=refine,
+        race_bias=bias, fixed_arms=arm_of is not None, refine=refine, order=order,
     )  # fmt: skip
     if keys:
         eng.report_many(keys, np.array(vals), index=index)

@@ -237,6 +237,8 @@ class MFSampler(BaseSampler):
             :class:`~mf_sched.calibration.RaceCalibration`); default the shipped prior, refined by the study.
         max_resource, min_resource, reduction_factor: the inferred ladder (see the module docstring).
         max_failures: failed trials per configuration before it is dropped.
+        order: promotion order of resumable objectives, ``"estimate"`` (default: the most promising
+            configuration first) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
         keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
         max_grid, n_candidates, candidate_seed: see :func:`candidate_set`.
         fallback: sampler for trials outside the race (default ``RandomSampler(seed)``).
@@ -275,6 +277,7 @@ class MFSampler(BaseSampler):
         min_resource: float | None = None,
         reduction_factor: float = 3,
         max_failures: int = 3,
+        order: str = "estimate",
         keep_sampling: bool = False,
         max_grid: int = 1000,
         n_candidates: int = 64,
@@ -324,6 +327,9 @@ class MFSampler(BaseSampler):
                 raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low}")
         self.max_grid, self.n_candidates, self.candidate_seed = max_grid, n_candidates, int(candidate_seed)
         self.max_failures = max_failures
+        if order not in ("estimate", "bound"):
+            raise ValueError(f"order = {order!r} is unknown; accepted: 'estimate', 'bound'")
+        self.order = order
         self.keep_sampling = bool(keep_sampling)
         self._space = as_distributions(search_space) if search_space is not None else None
         self._explicit_space = search_space is not None
@@ -396,7 +402,7 @@ class MFSampler(BaseSampler):
         return race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
             race_bias=bias, n_arms=len(self._candidates), arm_of=self._arm_of_trial, exclude=exclude,
-            max_failures=self.max_failures, refine=bias is None,
+            max_failures=self.max_failures, refine=bias is None, order=self.order,
         )  # fmt: skip
 
     def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], str]:

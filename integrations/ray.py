@@ -12,8 +12,9 @@ Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``t
   optimistic bound on its final value (value + radius + ζ⁺, the best configuration's improvement bound) is
   below the best finished trial's lower bound; the best trial is never stopped with probability
   ``≥ 1 − δ − α`` (:mod:`mf_sched.rungs`). Trials are promoted **best-first** without a barrier: at a rung a
-  trial pauses only when a trial not yet started, or a paused one with a higher optimistic bound, is waiting
-  for the worker — so every trial's first rung comes first, then always the most promising trial, which
+  trial pauses only when a trial not yet started, or a paused one with a higher priority (its estimated final
+  value), is waiting for the worker — so every trial's first rung comes first, then always the most promising
+  trial, which
   reaches the top early and becomes the incumbent the others race against; a paused trial that can no longer
   win is stopped without being resumed. Pausing needs the trial's checkpoint: a trial pauses only when the
   result at its rung carries one (a function trainable that passes ``checkpoint=`` to ``tune.report``, or a
@@ -102,6 +103,8 @@ class RungScheduler(FIFOScheduler):
         synchronous: ``rule="iise"`` only (default True): pause every trial at each rung.
         pause: ``rule="race"`` only (default True): best-first promotion by pausing at rungs (needs checkpoints;
             a trial without one just continues).
+        order: ``rule="race"`` only: which paused trial resumes first, ``"estimate"`` (default: the most
+            promising) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
 
     Example:
         >>> from mf_sched.integrations.ray import IISEScheduler
@@ -133,6 +136,7 @@ class RungScheduler(FIFOScheduler):
         eta: float | None = None,
         synchronous: bool | None = None,
         pause: bool = True,
+        order: str = "estimate",
     ) -> None:
         super().__init__()
         if rule not in RULES:
@@ -162,7 +166,7 @@ class RungScheduler(FIFOScheduler):
         if rule == "iise":
             self._engine_kw.update(bias=bias, eta=eta)
         else:
-            self._engine_kw.update(fixed_arms=bool(fixed_arms))
+            self._engine_kw.update(fixed_arms=bool(fixed_arms), order=order)
         self.ladder: FidelityLadder | None = lad
         if lad is None and max_t is not None:
             self.ladder = inferred_ladder(auto_resources(max_t, min_resource=min_t, reduction_factor=reduction_factor))
@@ -353,7 +357,7 @@ class RungScheduler(FIFOScheduler):
         return bool(result.get(_SHOULD_CHECKPOINT)) or _is_class_trainable(trial)
 
     def _better_waiting(self, tune_controller: Any, tid: str) -> bool:
-        """A trial not started yet, or a paused one with a higher optimistic bound, waits for a worker."""
+        """A trial not started yet, or a paused one with a higher priority (``order``), waits for a worker."""
         eng = self.engine
         assert eng is not None
         mine = eng.priority(tid)

@@ -296,10 +296,12 @@ def race_bound(
     n_arms: int = 20,
     source: str = "",
     metric_name: str = "metric",
+    holdout: bool = True,
 ) -> RaceCalibration:
     """ζ⁺ from per-task improvement samples (:func:`improvement_samples`, possibly pooled from several sources):
     the task-mixture quantile, its bootstrap-over-tasks upper bound, the envelope and the leave-one-task-out
-    coverage (see the module docstring). ``ideal`` is in the maximisation orientation here."""
+    coverage (see the module docstring; ``holdout=False`` skips it: NaN coverage). ``ideal`` is in the maximisation
+    orientation here."""
     r = parse_fidelities(rungs, "rungs")
     q = _prob("quantile", quantile, 0.0)
     c = _prob("confidence", confidence, 0.5)
@@ -325,9 +327,9 @@ def race_bound(
 
     upper = bound(arrays, weights)
     typical = np.minimum(_envelope(typical), upper)
-    cov = np.empty((n, r.size))
-    held = np.empty((n, r.size))
-    for t in range(n):  # leave-one-task-out coverage of the bounded estimate
+    cov = np.full((n, r.size), np.nan)
+    held = np.full((n, r.size), np.nan)
+    for t in range(n if holdout else 0):  # leave-one-task-out coverage of the bounded estimate
         keep = np.arange(n) != t
         w = weights[:, keep]
         w = np.where(w.sum(axis=1, keepdims=True) > 0, w, 1.0)  # a resample of only task t: use all others

@@ -188,6 +188,12 @@ class RungEliminator:
         refine: ``rule="race"`` only: when a run reaches the top, raise ζ⁺ at every rung where that run
             improved by more than ζ⁺ allows (never lowered; the certificate's ``bias_source`` says so). A
             prior calibrated on other tasks is then corrected by the study's own strong runs.
+        order: ``rule="race"`` only: the promotion order of :meth:`priority` / :meth:`ranked`. ``"estimate"``
+            (default): the estimated final value, ``ζ⁺``'s *typical* improvement added to the run's latest
+            value — the most promising run goes first and reaches the top early. ``"bound"``: the optimistic
+            bound ``U_i`` (A*-like); while ζ⁺ is loose at the cheap rungs this is nearly breadth-first (every
+            run climbs to the middle rungs before any reaches the top), which is what racing cannot use.
+            Either order only decides *which* run is promoted; what may be stopped is the rule's.
     """
 
     def __init__(
@@ -205,6 +211,7 @@ class RungEliminator:
         race_bias: RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
         fixed_arms: bool = False,
         refine: bool = False,
+        order: str = "estimate",
     ) -> None:
         if not isinstance(ladder, FidelityLadder):
             raise TypeError(f"ladder must be a FidelityLadder, got {type(ladder).__name__}")
@@ -251,6 +258,9 @@ class RungEliminator:
         if refine and rule != "race":
             raise ValueError("refine is used by rule = 'race' only")
         self.refine = bool(refine)
+        if order not in ("estimate", "bound"):
+            raise ValueError(f"order = {order!r} is unknown; accepted: 'estimate', 'bound'")
+        self.order = order
         self.margin = (
             2.0 * np.asarray(ladder.zeta, dtype=float) if bias == "zeta" else np.asarray(ladder.gamma, dtype=float)
         )
@@ -279,6 +289,7 @@ class RungEliminator:
         self._stop_rung = np.full(cap, -1, dtype=np.int64)
         self._reached = np.full(cap, -1, dtype=np.int64)
         self._upper = np.full(cap, np.inf)  # racing: U_i, the optimistic bound on run i's final value
+        self._est = np.full(cap, np.inf)  # racing: the estimated final value (promotion order "estimate")
         self._halted_any = False
 
     # ------------------------------------------------------------------ registration and reports
@@ -305,6 +316,7 @@ class RungEliminator:
         self._stop_rung = np.concatenate([self._stop_rung, np.full(pad, -1, dtype=np.int64)])
         self._reached = np.concatenate([self._reached, np.full(pad, -1, dtype=np.int64)])
         self._upper = np.concatenate([self._upper, np.full(pad, np.inf)])
+        self._est = np.concatenate([self._est, np.full(pad, np.inf)])
 
     def register(self, key: Hashable, index: int | None = None) -> int:
         """Add a run (idempotent) and return its row. ``index`` fixes its registration index ``k`` (0-based)
@@ -493,6 +505,10 @@ class RungEliminator:
         if at_top.any():
             u = np.where(at_top, vt + self._race_top(rows), u)
         self._upper[rows] = u
+        r = self._reached[rows]
+        latest = self._vals[rows, np.maximum(r, 0)]
+        est = np.where(r == top, latest, self.race_bias.estimate(latest, np.clip(r, 0, top)))
+        self._est[rows] = np.where(r < 0, np.inf, est)
 
     def _refine(self, rows: np.ndarray) -> None:
         """Raise ζ⁺ where the top-rung runs ``rows`` improved by more than it allows (see ``refine``)."""
@@ -555,10 +571,18 @@ class RungEliminator:
         return self._keys[int(rows[i])], float(lcb[i])
 
     def priority(self, key: Hashable) -> float:
-        """Racing: ``U_i``, the optimistic bound on run ``key``'s final value (``inf`` before its first value).
-        Promoting runs in decreasing priority finds a strong incumbent early (best-first)."""
+        """Racing: the promotion priority of run ``key`` (``inf`` before its first value): its estimated final
+        value (``order="estimate"``) or its optimistic bound ``U_i`` (``order="bound"``)."""
+        self._need_race()
+        return float(self._priorities()[self._row(key)])
+
+    def upper_bound(self, key: Hashable) -> float:
+        """Racing: ``U_i``, the optimistic bound on run ``key``'s final value (``inf`` before its first value)."""
         self._need_race()
         return float(self._upper[self._row(key)])
+
+    def _priorities(self) -> np.ndarray:
+        return self._est if self.order == "estimate" else self._upper
 
     def ranked(self, keys: Iterable[Hashable]) -> list[Hashable]:
         """Racing: ``keys`` in promotion order — decreasing priority, ties in registration order."""
@@ -566,7 +590,7 @@ class RungEliminator:
         rows = np.array([self._row(k) for k in keys], dtype=np.int64)
         if rows.size == 0:
             return []
-        order = np.lexsort((rows, -self._upper[rows]))
+        order = np.lexsort((rows, -self._priorities()[rows]))
         return [self._keys[int(rows[i])] for i in order.tolist()]
 
     def eliminate(self, keys: Iterable[Hashable] | None = None) -> list[Hashable]:
@@ -810,6 +834,7 @@ class RungEliminator:
             "race_bias": None if self.race_bias is None else self.race_bias.to_dict(),
             "fixed_arms": self.fixed_arms,
             "refine": self.refine,
+            "order": self.order,
         }
 
     def state_dict(self) -> dict[str, Any]:

@@ -88,7 +88,8 @@ def test_race_rule_worked_example_and_freeze_thaw():
     for k, v in {"a": 0.5, "b": 0.1, "c": 0.6, "d": 0.3}.items():
         e.report(k, 0, v)
     b0 = e.radius("a", 0)
-    assert e.priority("a") == pytest.approx(0.5 + b0 + 0.2)
+    assert e.upper_bound("a") == pytest.approx(0.5 + b0 + 0.2)
+    assert e.priority("a") == pytest.approx(0.5 + 0.2)  # order "estimate": value + typical (= upper here)
     assert e.ranked(["d", "b", "a", "c"]) == ["c", "a", "d", "b"]
     assert e.eliminate() == []  # no incumbent yet: nothing can be stopped
     e.report("c", 1, 0.7)  # "c" is paused at rung 1: U = min(0.6 + b + 0.2, 0.7 + b + 0.05), the tighter bound

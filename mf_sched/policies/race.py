@@ -9,10 +9,12 @@ arm is never stopped with probability ``≥ 1 − δ − α`` (``α``: the misco
 
 Order (resumable runs: an arm is a training run that advances one rung per pull, paying
 ``λ(m) − λ(m − 1)`` under ``semantics="resumable"``): every pull advances the arm with the highest priority
-``U_i`` (:meth:`~mf_sched.rungs.RungEliminator.priority`): arms not yet started first (``U = ∞``), then the
-most optimistic run. The most promising run thus reaches the top early and becomes the incumbent against
-which the others are raced; a paused run is resumed only while it can still beat the incumbent (it is
-stopped, without being resumed, when a better incumbent arrives: freeze-thaw). There is no barrier: with
+(:meth:`~mf_sched.rungs.RungEliminator.priority`): arms not yet started first, then the run with the best
+*estimated* final value (its latest value plus ζ⁺'s typical improvement; ``order="bound"`` uses the optimistic
+bound instead, which is nearly breadth-first while ζ⁺ is loose). The most promising run thus reaches the top
+early and becomes the incumbent against which the others are raced; a paused run is resumed only while it
+can still beat the incumbent (it is stopped, without being resumed, when a better incumbent arrives:
+freeze-thaw). There is no barrier: with
 ``W`` workers, ``W`` different arms are in flight whenever that many can still win.
 
 Answer: once every arm is stopped or at the top, the best top-rung value, ε-certified
@@ -75,6 +77,7 @@ class Race(Policy):
         fixed_arms: the arms are fixed before any evaluation (True for a simulated instance or a candidate
             set): the lower radius then needs a union over rungs only (see :mod:`mf_sched.rungs`).
         max_failures: failed pulls (given back) tolerated per arm before it is dropped (≥ 1).
+        order: promotion order, ``"estimate"`` (default) or ``"bound"`` (see :class:`~mf_sched.rungs.RungEliminator`).
     """
 
     name = "race"
@@ -95,6 +98,7 @@ class Race(Policy):
         race_bias: RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
         fixed_arms: bool = True,
         max_failures: int = 3,
+        order: str = "estimate",
         noise: Any = None,
         budget: float | None = None,
         seed: int | None = None,
@@ -111,11 +115,12 @@ class Race(Policy):
             rule="race",
             race_bias=bias,
             fixed_arms=bool(fixed_arms),
+            order=order,
         )
         for k in range(self.n_arms):
             self._engine.register(k)
         self._set_config(delta=self.delta, race_bias=bias.to_dict(), fixed_arms=bool(fixed_arms),
-                         max_failures=self.max_failures)  # fmt: skip
+                         max_failures=self.max_failures, order=order)  # fmt: skip
         K = self.n_arms
         self._reached = np.full(K, -1, dtype=np.int64)  # highest rung told, per arm
         self._alive = np.ones(K, dtype=bool)  # neither stopped, dropped nor at the top
