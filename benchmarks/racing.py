@@ -3,7 +3,8 @@
 Every task of a source is held out in turn: ζ⁺ (the racing rule's bias bound) and, for today's IISE rule, the
 all-configuration ζ̂ are calibrated on the source's *other* tasks (leave-one-task-out,
 :func:`mf_sched.calibration.calibrate_race` / :func:`mf_sched.calibration.calibrate`), so no method sees the
-held-out task before it runs. For every (task, seed) a run draws ``K`` configurations of the task and one noisy
+held-out task before it runs. Curves are cut at 27 epochs (TaskSet: evaluations) so that every method's rungs
+are 1, 3, 9, 27. For every (task, seed) a run draws ``K`` configurations of the task and one noisy
 learning curve per configuration (the source's curve plus N(0, 0.01²) per epoch: LCBench's surrogate and
 TaskSet have one seed, 0.01 is the seed spread DeepOBS shows); every method sees the same configurations and
 the same noise draws.
@@ -59,6 +60,10 @@ NOISE = 0.01
 K_RAY = 24
 K_OPTUNA = 40
 BUDGET_RUNS = 8
+#: every curve is cut at 27 epochs (evaluations, for TaskSet), so that HyperBand's brackets (max_t = 27, η = 3)
+#: and ASHA's rungs fall exactly on our rungs 1, 3, 9, 27: no method pauses between checkpoints or is scored
+#: at another fidelity
+MAX_EPOCH = 27
 
 
 @dataclass
@@ -89,7 +94,7 @@ def load_source(name: str, n_tasks: int | None, n_configs: int) -> Source:
         curves = load_taskset()
         tasks = list(curves.task_labels)[:n_tasks]
         curves = curves.select(tasks=tasks)
-        T, mode, form = 51, "min", "relative"
+        T, mode, form = 51, "min", "absolute"  # one loss scale across TaskSet: metric units
     else:
         raise ValueError(f"unknown source {name!r}; accepted: lcbench, taskset")
     rv = curves.values_at(np.arange(1, T + 1))
@@ -97,7 +102,7 @@ def load_source(name: str, n_tasks: int | None, n_configs: int) -> Source:
     scores = {}
     for ti, t in enumerate(curves.task_labels):
         x = means[rv.config_task == ti]
-        scores[str(t)] = x[np.isfinite(x).all(axis=1)]
+        scores[str(t)] = x[np.isfinite(x).all(axis=1), :MAX_EPOCH]
     return Source(name, scores, mode, form)
 
 

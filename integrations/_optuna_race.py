@@ -38,38 +38,66 @@ PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
 RESUMABLE = "mf:resumable"  # budget() was called: the objective trains to the given budget, resuming
 SURPLUS = "mf:surplus"  # nothing was left to evaluate when the trial started: it is pruned at once
 
-__all__ = ["RaceView", "race_view", "step_offset", "max_resource_of", "trial_rung_values"]
+__all__ = ["RaceView", "TrialCache", "race_view", "step_offset", "max_resource_of", "trial_rung_values"]
 
 _ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
 
 
-def step_offset(trials: Sequence[FrozenTrial]) -> int:
+def step_offset(trials: Sequence[FrozenTrial], cache: TrialCache | None = None) -> int:
     """1 when some trial reported step 0 (steps count from 0: resource ``r`` is step ``r − 1``), else 0."""
-    return int(any(0 in t.intermediate_values for t in trials))
+    if cache is not None and cache.zero_based:
+        return 1
+    start = 0 if cache is None else min(cache.offset_checked, len(trials))
+    found = any(0 in t.intermediate_values for t in trials[start:])
+    if cache is not None:
+        cache.zero_based = found
+        cache.offset_checked = _finished_prefix(trials, start)
+    return int(found)
+
+
+def _finished_prefix(trials: Sequence[FrozenTrial], start: int) -> int:
+    """The length of the leading run of finished trials, from ``start`` on."""
+    i = start
+    while i < len(trials) and trials[i].state in _FINISHED:
+        i += 1
+    return i
 
 
 def max_resource_of(trials: Sequence[FrozenTrial], offset: int) -> float | None:
-    """The maximum resource seen by the study: the last step (+ offset) of its lowest-numbered COMPLETE trial
-    (the same in every process, as Optuna's HyperbandPruner infers ``max_resource``), or None."""
+    """The maximum resource seen by the study: the last step (+ offset) of its first trial to complete (by
+    completion time, then number: the same in every process and never changed by later trials; as Optuna's
+    HyperbandPruner infers ``max_resource``), or None."""
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.last_step is not None]
     if not done:
         return None
-    t = min(done, key=lambda x: x.number)
+    t = min(done, key=lambda x: (x.datetime_complete is None, x.datetime_complete or 0, x.number))
     return float(t.last_step + offset)  # type: ignore[operator]
 
 
 def ladder_of(
     trials: Sequence[FrozenTrial], ladder: FidelityLadder | None, max_resource: float | None,
-    min_resource: float | None, reduction_factor: float,
+    min_resource: float | None, reduction_factor: float, cache: TrialCache | None = None,
 ) -> tuple[FidelityLadder | None, int]:  # fmt: skip
     """The study's ladder (given, or inferred) and its step offset; None while the maximum is unknown."""
-    off = step_offset(trials)
+    off = step_offset(trials, cache)
     if ladder is not None:
         return ladder, off
-    R = max_resource if max_resource is not None else max_resource_of(trials, off)
+    R = max_resource
+    if R is None:
+        R = cache.max_resource if cache is not None else None
+        if R is None:
+            R = max_resource_of(trials, off)
+            if cache is not None:
+                cache.max_resource = R
     if R is None:
         return None, off
-    return inferred_ladder(auto_resources(R, min_resource=min_resource, reduction_factor=reduction_factor)), off
+    key = (R, min_resource, reduction_factor)
+    if cache is not None and cache.ladder_key == key:
+        return cache.ladder, off  # type: ignore[return-value]
+    lad = inferred_ladder(auto_resources(R, min_resource=min_resource, reduction_factor=reduction_factor))
+    if cache is not None:
+        cache.ladder_key, cache.ladder = key, lad
+    return lad, off
 
 
 def trial_rung_values(t: FrozenTrial, steps: np.ndarray) -> np.ndarray:
@@ -104,11 +132,22 @@ class RaceView:
     offset: int
     keys: list[Any]
     busy: set[Any] = field(default_factory=set)
-    ended: collections.Counter = field(default_factory=collections.Counter)
-    failures: collections.Counter = field(default_factory=collections.Counter)
     resumable: bool = False
     foreign: dict[str, int] = field(default_factory=dict)  # "trial-<n>" -> trial number
     n_trials: int = 0
+    busy_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per key, in order
+    ended_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # COMPLETE/PRUNED trials
+    failed_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # FAIL trials
+
+    @property
+    def ended(self) -> collections.Counter:
+        """Trials per run that ended COMPLETE or PRUNED."""
+        return collections.Counter({self.keys[i]: int(c) for i, c in enumerate(self.ended_count.tolist()) if c})
+
+    @property
+    def failures(self) -> collections.Counter:
+        """Trials per run that FAILed."""
+        return collections.Counter({self.keys[i]: int(c) for i, c in enumerate(self.failed_count.tolist()) if c})
 
     @property
     def steps(self) -> np.ndarray:
@@ -123,6 +162,69 @@ def _key(t: FrozenTrial, arm_of: Callable[[FrozenTrial], int | None] | None) -> 
         return t.number
     a = arm_of(t)
     return a if a is not None else f"trial-{t.number}"
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What race_view reads from one trial (kept for finished trials, which never change)."""
+
+    key: Any
+    state: TrialState
+    values: np.ndarray  # raw rung values (the metric's own orientation), NaN where none
+    resumable: bool
+    surplus: bool
+    skip: bool  # a trial outside the candidates with nothing reported: no run
+
+
+_FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+
+
+def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], int | None] | None) -> _Parsed:
+    k = _key(t, arm_of)
+    attrs = t.system_attrs
+    skip = isinstance(k, str) and not (t.intermediate_values or t.state == TrialState.COMPLETE)
+    return _Parsed(k, t.state, trial_rung_values(t, steps), bool(attrs.get(RESUMABLE)), bool(attrs.get(SURPLUS)), skip)
+
+
+class TrialCache:
+    """What a study's finished trials say, kept between decisions: finished trials never change in Optuna's
+    storage, so the leading run of finished trials (in number order) is folded once into arrays and only the
+    trials after it are read again. Per study and per adapter instance; invalidated when the rungs change."""
+
+    def __init__(self) -> None:
+        self.steps: tuple[float, ...] | None = None
+        self.parsed: dict[int, _Parsed] = {}
+        self.zero_based = False
+        self.offset_checked = 0
+        self.max_resource: float | None = None
+        self.ladder_key: tuple[Any, ...] | None = None
+        self.ladder: FidelityLadder | None = None
+        self._reset_prefix()
+
+    def _reset_prefix(self) -> None:
+        self.prefix = 0  # trials[:prefix] are finished and folded below
+        self.keys: list[Any] = []
+        self.rows: dict[Any, int] = {}
+        self.index: list[int] = []
+        self.foreign: dict[str, int] = {}
+        self.values = np.zeros((0, 0))
+        self.row_ids = np.zeros(0, dtype=np.int64)
+        self.states = np.zeros(0, dtype=np.int64)
+        self.resumable = False
+        self.layout: tuple[Any, ...] | None = None
+
+    def get(self, t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], int | None] | None) -> _Parsed:
+        key = tuple(steps.tolist())
+        if key != self.steps:
+            self.steps, self.parsed = key, {}
+            self._reset_prefix()
+        p = self.parsed.get(t.number)
+        if p is not None:
+            return p
+        p = _parse(t, steps, arm_of)
+        if t.state in _FINISHED:
+            self.parsed[t.number] = p
+        return p
 
 
 def race_view(
@@ -140,79 +242,116 @@ def race_view(
     max_failures: int = 3,
     refine: bool = True,
     order: str = "estimate",
+    cache: TrialCache | None = None,
 ) -> RaceView:
     """Rebuild the racing engine of a study (see the module docstring).
 
     ``arm_of`` maps a trial to its candidate arm (``by="arm"``; arms ``0 .. n_arms − 1`` are registered first,
     in order) or is None (``by="trial"``: keyed by trial number, open-ended δ split). ``exclude`` is a trial
     that is deciding right now (it is not "busy"). ``race_bias`` None: the shipped prior for the metric family
-    of the values reported (refined by the study's finished runs).
+    of the values reported. ``refine``: raise ζ⁺ where the study's own finished runs improved more. ``cache``:
+    reuse the parsed finished trials of earlier calls (the result is the same).
     """
     steps = np.asarray(ladder.resources, dtype=float) - offset
     M = ladder.M
-    rows: dict[Any, int] = {}
-    keys: list[Any] = []
-    if arm_of is not None and n_arms:
-        for a in range(n_arms):
-            rows[a] = a
-            keys.append(a)
-    vals: list[np.ndarray] = [np.full(M, np.nan) for _ in keys]
-    index: list[int] = list(range(len(keys)))
-    raw: list[float] = []
-    view = RaceView(ladder=ladder, engine=None, offset=offset, keys=keys)  # type: ignore[arg-type]
-    running_keys = []
-    for t in sorted(trials, key=lambda x: x.number):
-        if t.state == TrialState.WAITING:
+    view = RaceView(ladder=ladder, engine=None, offset=offset, keys=[])  # type: ignore[arg-type]
+    ordered = list(trials)
+    if any(t.number != i for i, t in ((0, ordered[0]), (len(ordered) - 1, ordered[-1]))) if ordered else False:
+        ordered.sort(key=lambda x: x.number)
+    contiguous = not ordered or (ordered[0].number == 0 and ordered[-1].number == len(ordered) - 1)
+    c = cache if cache is not None and contiguous else None
+    layout = (tuple(steps.tolist()), n_arms, arm_of is None)
+    if c is not None and (c.layout != layout or c.steps != layout[0]):
+        c.steps, c.parsed = layout[0], {}
+        c._reset_prefix()
+        c.layout = layout
+    if c is not None and c.prefix:
+        keys, rows, index, view.foreign = list(c.keys), dict(c.rows), list(c.index), dict(c.foreign)
+        view.resumable = c.resumable
+        start = c.prefix
+    else:
+        keys = list(range(n_arms)) if arm_of is not None and n_arms else []
+        rows = dict(zip(keys, keys))
+        index = list(range(len(keys)))
+        start = 0
+    # one pass in Python over the trials not yet folded (cached parses), the rest vectorised
+    values: list[np.ndarray] = []
+    row_ids: list[int] = []
+    states: list[int] = []  # 0 running (and not `exclude`), 1 ended (COMPLETE/PRUNED), 2 failed, 3 deciding now
+    snapshot = None  # the state after the leading run of finished trials, to fold into the cache
+
+    def take_snapshot(pos: int) -> tuple[Any, ...]:
+        return pos, list(keys), dict(rows), list(index), dict(view.foreign), len(values), view.resumable
+
+    for pos in range(start, len(ordered)):
+        t = ordered[pos]
+        st = t.state
+        if c is not None and snapshot is None and st not in _FINISHED:
+            snapshot = take_snapshot(pos)
+        if st == TrialState.WAITING:
             continue
-        k = _key(t, arm_of)
-        if isinstance(k, str) and not (t.intermediate_values or t.state == TrialState.COMPLETE):
-            continue  # a trial outside the candidates with nothing reported yet is no run
-        attrs = t.system_attrs
-        if attrs.get(RESUMABLE):
+        p = cache.get(t, steps, arm_of) if cache is not None else _parse(t, steps, arm_of)
+        if p.resumable:
             view.resumable = True
-        if attrs.get(SURPLUS):
+        if p.skip or p.surplus:
             continue
-        if k not in rows:
-            rows[k] = len(keys)
+        k = p.key
+        r = rows.get(k)
+        if r is None:
+            r = rows[k] = len(keys)
             keys.append(k)
-            vals.append(np.full(M, np.nan))
             index.append(t.number if arm_of is None else len(index))
             if isinstance(k, str):
                 view.foreign[k] = t.number
-        v = trial_rung_values(t, steps)
-        raw.extend(x for x in v.tolist() if not math.isnan(x))
-        row = vals[rows[k]]
-        fill = np.isnan(row) & ~np.isnan(v)
-        row[fill] = sign * v[fill]
-        if t.state == TrialState.RUNNING:
-            if t.number != exclude:
-                view.busy.add(k)
-                running_keys.append(k)
-        elif t.state in _ENDED:
-            view.ended[k] += 1
-        elif t.state == TrialState.FAIL:
-            view.failures[k] += 1
+        values.append(p.values)
+        row_ids.append(r)
+        states.append(
+            (3 if t.number == exclude else 0) if st == TrialState.RUNNING else (1 if st in _ENDED else 2)
+        )  # fmt: skip
+    if c is not None and snapshot is None:
+        snapshot = take_snapshot(len(ordered))
+    view.keys = keys
+    V = np.array(values, dtype=float).reshape(len(values), M)
+    R = np.asarray(row_ids, dtype=np.int64)
+    S = np.asarray(states, dtype=np.int64)
+    if c is not None:
+        if c.prefix:
+            V = np.concatenate([c.values, V])
+            R = np.concatenate([c.row_ids, R])
+            S = np.concatenate([c.states, S])
+        pos, c.keys, c.rows, c.index, c.foreign, n_new, c.resumable = snapshot  # type: ignore[misc]
+        upto = len(c.row_ids) + n_new
+        c.values, c.row_ids, c.states, c.prefix = V[:upto], R[:upto], S[:upto], pos
     view.n_trials = len(trials)
-    s = sigma if sigma is not None else default_sigma(raw)
+    n = len(keys)
+    merged = np.full((n, M), np.nan)
+    for m in range(M):  # the lowest-numbered trial's value wins where two report the same run and rung
+        ok = ~np.isnan(V[:, m])
+        uniq, first = np.unique(R[ok], return_index=True)
+        merged[uniq, m] = V[ok, m][first]
+    busy = np.bincount(R[S == 0], minlength=n) > 0
+    ended = np.bincount(R[S == 1], minlength=n)
+    failed = np.bincount(R[S == 2], minlength=n)
+    view.busy = {keys[i] for i in np.flatnonzero(busy).tolist()}
+    view.busy_mask, view.ended_count, view.failed_count = busy, ended, failed
+    raw_all = V[~np.isnan(V)]
+    s = sigma if sigma is not None else default_sigma(raw_all)
     mode = "max" if sign > 0 else "min"
-    bias = race_bias if race_bias is not None else auto_race_bias(ladder, raw, mode)
+    bias = race_bias if race_bias is not None else auto_race_bias(ladder, raw_all, mode)
     eng = RungEliminator(
-        ladder, delta=delta, sigma=s, n_arms=None if arm_of is None else max(1, len(keys)), rule="race",
+        ladder, delta=delta, sigma=s, n_arms=None if arm_of is None else max(1, n), rule="race",
         race_bias=bias, fixed_arms=arm_of is not None, refine=refine, order=order,
     )  # fmt: skip
     if keys:
-        eng.report_many(keys, np.array(vals), index=index)
-    top = M - 1
+        eng.report_many(keys, sign * merged, index=index, trusted=True)
     eng.eliminate()  # first: a run the rule stops is "stopped" (covered), whoever ended its trial
-    for k in keys:
-        st = eng.status(k)
-        if st != "running":
-            continue
-        if view.failures[k] >= max_failures and k not in view.busy:
-            eng.mark_lost(k)  # a configuration that keeps failing is dropped (reported as uncovered)
-        elif (
-            (not view.resumable or isinstance(k, str)) and view.ended[k] and eng.reached(k) < top and k not in view.busy
-        ):
-            eng.mark_lost(k)  # a run that ended below the top without the rule stopping it: abandoned
+    have = ~np.isnan(merged)
+    reached = np.where(have.any(axis=1), M - 1 - np.argmax(have[:, ::-1], axis=1), -1)
+    foreign = np.arange(n) >= (n_arms or 0) if arm_of is not None else np.zeros(n, dtype=bool)  # appended after
+    below = (reached < M - 1) & ~busy
+    lost = (below & (failed >= max_failures)) | (below & (ended > 0) & (foreign | (not view.resumable)))
+    # a configuration that keeps failing is dropped; a run that ended below the top without the rule stopping it
+    # was abandoned (by another pruner, or an ordinary objective that ended): both are reported as uncovered
+    eng.mark_lost_many([keys[i] for i in np.flatnonzero(lost).tolist()])
     view.engine = eng
     return view

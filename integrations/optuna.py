@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -72,7 +72,7 @@ from optuna.trial import FrozenTrial, TrialState
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
 from mf_sched.registry import get_policy
-from mf_sched.rungs import RULES, RungEliminator
+from mf_sched.rungs import RULES, RUNNING, RungEliminator
 
 from ._common import check_sigma, coerce_race_bias, default_sigma, is_inferred, resolve_ladder
 from ._optuna_policy import decide_with_policy, new_policy, replay_policy
@@ -86,6 +86,7 @@ from ._optuna_race import (
     RESUMABLE,
     SURPLUS,
     RaceView,
+    TrialCache,
     ladder_of,
     race_view,
     trial_rung_values,
@@ -123,7 +124,7 @@ def _study_ladder(study: optuna.Study) -> tuple[FidelityLadder | None, int]:
         )
     trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
     src = s if s is not None else p
-    return ladder_of(trials, src.ladder, src.max_resource, src.min_resource, src.reduction_factor)  # type: ignore[union-attr]
+    return src._ladder_of(study, trials)  # type: ignore[union-attr]
 
 
 def _need_ladder(study: optuna.Study) -> tuple[FidelityLadder, int]:
@@ -178,6 +179,17 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
     return v
 
 
+def _same_distribution(a: BaseDistribution | None, b: BaseDistribution) -> bool:
+    """``a == b``, with a C-speed first try for categoricals (Optuna compares choices one by one in Python)."""
+    if isinstance(a, CategoricalDistribution) and isinstance(b, CategoricalDistribution) and a.choices == b.choices:
+        return True
+    return a == b
+
+
+def _study_key(study: optuna.Study) -> tuple[int, int]:
+    return id(study._storage), study._study_id
+
+
 def _crossed_rung(t: FrozenTrial, steps: np.ndarray) -> bool:
     """The trial's latest report moved it past a rung step (decisions are taken there only)."""
     iv = t.intermediate_values
@@ -222,8 +234,26 @@ class MFRecommendation:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+class _StudyCaches:
+    """Per-study caches of an adapter instance (storage stays the source of truth; see TrialCache)."""
+
+    ladder: FidelityLadder | None
+    max_resource: float | None
+    min_resource: float | None
+    reduction_factor: float
+    _caches: dict[tuple[int, int], TrialCache]
+
+    def _cache(self, study: optuna.Study) -> TrialCache:
+        return self._caches.setdefault(_study_key(study), TrialCache())
+
+    def _ladder_of(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[FidelityLadder | None, int]:
+        return ladder_of(
+            trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor, cache=self._cache(study)
+        )
+
+
 # ----------------------------------------------------------------------------------------- the sampler
-class MFSampler(BaseSampler):
+class MFSampler(_StudyCaches, BaseSampler):
     """Multi-fidelity racing (or any registered policy) as an Optuna sampler; see the module docstring.
 
     Args:
@@ -341,6 +371,8 @@ class MFSampler(BaseSampler):
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
         self._lock = threading.RLock()
+        self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
+        self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
         if not self.race and not self._gp:  # a policy probe: fails early on bad policy_kwargs
             self._probe = new_policy(self, 2)
 
@@ -395,24 +427,27 @@ class MFSampler(BaseSampler):
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
         if not self._ensure_space(trials) or self._candidates is None:
             return None
-        lad, off = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+        lad, off = self._ladder_of(study, trials)
         if lad is None:
             return None
         bias = coerce_race_bias(self._race_bias, lad.M)
+        cache = self._cache(study)
         return race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
             race_bias=bias, n_arms=len(self._candidates), arm_of=self._arm_of_trial, exclude=exclude,
-            max_failures=self.max_failures, refine=bias is None, order=self.order,
+            max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
         )  # fmt: skip
 
     def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], str]:
         """(arm, fidelity, trials seen running, kind): kind ``"pull"``, ``"surplus"`` (nothing to hand out while
         others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every candidate:
         the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first one)."""
+        if _study_key(study) in self._over:  # the race is over: no replay (the study is being stopped)
+            return None, -1, set(), "done"
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
         if not self._ensure_space(trials) or self._candidates is None:
-            lad, _ = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+            lad, _ = self._ladder_of(study, trials)
             return None, -1 if lad is None else lad.top, seen, "discovery"
         view = self._view(study, trials, exclude=trial.number)
         K = len(self._candidates)
@@ -421,20 +456,24 @@ class MFSampler(BaseSampler):
             fresh = [a for a in range(K) if a not in started]
             return (fresh[0], -1, seen, "pull") if fresh else (None, -1, seen, "surplus")
         eng, top = view.engine, view.ladder.top
-        live = [a for a in range(K) if eng.status(a) == "running" and eng.reached(a) < top]
-        avail = [a for a in live if a not in view.busy]
+        codes, reached = eng.statuses(), eng.reached_all()  # arms are the engine's first K runs, in order
+        live = (codes[:K] == RUNNING) & (reached[:K] < top)
+        avail = live & ~view.busy_mask[:K]
         if view.resumable:
-            if avail:
-                a = eng.ranked(avail)[0]
-                return a, eng.reached(a) + 1, seen, "pull"
+            cand = np.flatnonzero(avail)
+            if cand.size:
+                a = int(eng.first(cand.tolist()))  # type: ignore[arg-type]
+                return a, int(reached[a]) + 1, seen, "pull"
         else:
-            fresh = [a for a in avail if not view.ended[a]]
-            if fresh:
-                return fresh[0], top, seen, "pull"
-        if not live and not view.busy:
+            fresh = np.flatnonzero(avail & (view.ended_count[:K] == 0))
+            if fresh.size:
+                return int(fresh[0]), top, seen, "pull"
+        if not live.any() and not view.busy:
             # a black-box objective (no trial.report) has no race: once every candidate is evaluated the fallback
             # explores, as keep_sampling=True; a multi-fidelity study is over and stops
             multi = any(t.intermediate_values for t in trials)
+            if multi:
+                self._over.add(_study_key(study))
             return None, top, seen, "done" if multi else "explore"
         return None, top, seen, "surplus"
 
@@ -459,7 +498,7 @@ class MFSampler(BaseSampler):
                 assert lad is not None
                 if not isinstance(fid, int) or not 0 <= fid < lad.top or trial.last_step is None:
                     return False
-                _, off = ladder_of(trials, lad, None, None, 3)
+                _, off = self._ladder_of(study, trials)
                 if trial.last_step + off < lad.resources[fid]:
                     return False
                 rung = fid  # an ordinary objective reached the policy's fidelity: its value there counts
@@ -482,7 +521,7 @@ class MFSampler(BaseSampler):
                                     len(trials))  # fmt: skip
         eng = view.engine
         K = len(self._candidates or [])
-        live = any(eng.status(k) == "running" and eng.reached(k) < view.ladder.top for k in view.keys)
+        live = bool(((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any())
         done = not live and not view.busy
         cert = eng.certificate()
         details: dict[str, Any] = {
@@ -682,7 +721,7 @@ class MFSampler(BaseSampler):
         if arm is None or self._candidates is None or self._dynamic:
             return self._fallback.sample_independent(study, trial, param_name, param_distribution)
         params = self._candidates[int(arm)]
-        if param_name not in params or self._space.get(param_name) != param_distribution:
+        if param_name not in params or not _same_distribution(self._space.get(param_name), param_distribution):
             msg = (
                 f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
                 f"MFSampler's search space {sorted(self._space)}: arm-based policies need a fixed search space "
@@ -715,12 +754,12 @@ class MFSampler(BaseSampler):
         eng = view.engine
         if not any(t.intermediate_values for t in trials):
             return  # a black-box objective: no race to end (see _race_decide)
-        if not any(eng.status(k) == "running" and eng.reached(k) < view.ladder.top for k in view.keys):
+        if not ((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any():
             self._stop(study)  # every candidate is stopped or at the top: the race is over (as GridSampler)
 
 
 # ----------------------------------------------------------------------------------------- the pruner
-class MFPruner(optuna.pruners.BasePruner):
+class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
     """Racing (or IISE's rule) at the rungs of a ladder, for the ``report`` / ``should_prune`` loop.
 
     With ``rule="race"`` (default) a trial is pruned at a rung when even the optimistic bound on its final value
@@ -791,6 +830,7 @@ class MFPruner(optuna.pruners.BasePruner):
         if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1):
             raise ValueError(f"n_trials = {n_trials!r} is out of range; accepted: an integer >= 1, or None")
         self.n_trials = n_trials
+        self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._kw = dict(delta=self.delta, n_arms=n_trials, bias=bias, eta=eta)
         if rule == "iise":
             RungEliminator(self.ladder, sigma=0.05 if self.sigma is None else self.sigma, **self._kw)  # validate
@@ -801,15 +841,16 @@ class MFPruner(optuna.pruners.BasePruner):
         """The engine with every trial's rung values (maximisation convention), one run per trial; None while
         the ladder is unknown."""
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+        lad, off = self._ladder_of(study, trials)
         if lad is None:
             return None
         sign = 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
         if self.rule == "race":
             bias = coerce_race_bias(self._race_bias, lad.M)
+            cache = self._cache(study)
             return race_view(
                 trials, ladder=lad, offset=off, sign=sign, delta=self.delta, sigma=self.sigma, race_bias=bias,
-                n_arms=None, arm_of=None, refine=bias is None,
+                n_arms=None, arm_of=None, refine=bias is None, cache=cache,
             ).engine  # fmt: skip
         steps = np.asarray(lad.resources, dtype=float) - off
         rows, keys, index, raw = [], [], [], []
@@ -834,7 +875,7 @@ class MFPruner(optuna.pruners.BasePruner):
         if trial.last_step is None:
             return False
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = ladder_of(trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor)
+        lad, off = self._ladder_of(study, trials)
         if lad is None or not _crossed_rung(trial, np.asarray(lad.resources, dtype=float) - off):
             return False
         eng = self.engine(study)

@@ -42,6 +42,7 @@ to ``RunConfig(callbacks=[...])``.
 from __future__ import annotations
 
 import csv
+import heapq
 import json
 import math
 from collections.abc import Sequence
@@ -173,8 +174,13 @@ class RungScheduler(FIFOScheduler):
         self.engine: RungEliminator | None = None
         self._pending_curves: dict[str, list[tuple[float, float]]] = {}  # results seen before the ladder is known
         self._order: list[str] = []  # trial ids in order of arrival (their δ_k index)
+        self._arrival_of: dict[str, int] = {}
         self._values: list[float] = []  # raw metric values (the metric's family)
         self._configs: dict[str, dict[str, Any]] = {}
+        self._trials: dict[str, Trial] = {}  # trial id -> Trial (to check statuses without scanning every trial)
+        self._unstarted: dict[str, None] = {}  # added, no result yet (ordered: Ray's order of addition)
+        self._heap: list[tuple[float, int, str]] = []  # paused trials by priority (lazy: stale entries skipped)
+        self._heap_bias: Any = None  # the ζ⁺ the heap's priorities were computed with
         self._last: dict[str, tuple[float, float]] = {}  # last (time_attr, value) per trial
         self._paused: dict[str, int] = {}  # trial id -> rung it paused at
         self._live: set[str] = set()  # iise: trials the rungs wait for
@@ -233,7 +239,8 @@ class RungScheduler(FIFOScheduler):
             return
         self._family_values = len(self._values)
         new = auto_race_bias(self.ladder, self._values, self._mode or "max")  # type: ignore[arg-type]
-        if new.source.split(" [raised")[0] != self.engine.race_bias.source.split(" [raised")[0]:  # type: ignore[union-attr]
+        old = self.engine.race_bias.source.split(" [raised")[0]  # type: ignore[union-attr]
+        if new.source != old and not new.source.startswith("none"):  # another family, never back to "no prior"
             self.engine.set_race_bias(new)
 
     def _rung_of(self, t: float) -> int | None:
@@ -284,7 +291,10 @@ class RungScheduler(FIFOScheduler):
     def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
         tid = trial.trial_id
         self._configs[tid] = dict(trial.config) if isinstance(trial.config, dict) else {}
-        if tid not in self._order:
+        self._trials[tid] = trial
+        self._unstarted[tid] = None
+        if tid not in self._arrival_of:
+            self._arrival_of[tid] = len(self._order)
             self._order.append(tid)
         self._ensure_ladder(trial)
         eng = self.engine
@@ -301,6 +311,7 @@ class RungScheduler(FIFOScheduler):
         self._live.add(tid)
 
     def _forget(self, tid: str) -> None:
+        self._unstarted.pop(tid, None)
         self._live.discard(tid)
         self._paused.pop(tid, None)
         self._to_unpause.discard(tid)
@@ -317,6 +328,7 @@ class RungScheduler(FIFOScheduler):
         if math.isfinite(v):
             self._values.append(v)
         self._to_unpause.discard(tid)  # it runs again: released (a later pause needs a new decision)
+        self._unstarted.pop(tid, None)
         eng = self.engine
         if eng is not None and tid in eng and eng.status(tid) in ("stopped", "halted"):
             self._forget(tid)  # already eliminated (e.g. restarted by Tuner.restore from an older snapshot)
@@ -350,6 +362,7 @@ class RungScheduler(FIFOScheduler):
             return TrialScheduler.STOP
         if self.pause and self._can_pause(trial, result) and self._better_waiting(tune_controller, tid):
             self._paused[tid] = rung
+            heapq.heappush(self._heap, (-eng.priority(tid), self._arrival(tid), tid))
             return TrialScheduler.PAUSE
         return TrialScheduler.CONTINUE
 
@@ -357,19 +370,18 @@ class RungScheduler(FIFOScheduler):
         return bool(result.get(_SHOULD_CHECKPOINT)) or _is_class_trainable(trial)
 
     def _better_waiting(self, tune_controller: Any, tid: str) -> bool:
-        """A trial not started yet, or a paused one with a higher priority (``order``), waits for a worker."""
+        """A trial not started yet, or a paused one with a higher priority (``order``), waits for a worker.
+        O(trials not started + trials paused), not O(all trials)."""
         eng = self.engine
         assert eng is not None
-        mine = eng.priority(tid)
-        for t in tune_controller.get_trials():
-            if t.trial_id == tid:
-                continue
-            if t.status == Trial.PENDING:
-                return True
-            if t.status == Trial.PAUSED and t.trial_id in eng and eng.status(t.trial_id) == "running":
-                if eng.priority(t.trial_id) > mine:
-                    return True
-        return False
+        if any(self._status_of(t) == Trial.PENDING for t in self._unstarted if t != tid):
+            return True
+        best = self._best_paused()
+        return best is not None and best != tid and eng.priority(best) > eng.priority(tid)
+
+    def _status_of(self, tid: str) -> str | None:
+        t = self._trials.get(tid)
+        return None if t is None else t.status
 
     def _eliminate(self, tune_controller: Any) -> None:
         """Race every live trial against the incumbent; stop the paused losers without resuming them."""
@@ -424,6 +436,8 @@ class RungScheduler(FIFOScheduler):
         """PENDING trials first (every trial's first rung), then the paused trial with the highest optimistic
         bound that can still win (``rule="iise"``: the trials a rung decision released). No side effects; when
         nothing else can run, a paused trial is returned rather than leaving every trial PAUSED."""
+        if self.rule == "race":
+            return self._race_choose(tune_controller)
         trials = tune_controller.get_trials()
         for t in trials:
             if t.status == Trial.PENDING:
@@ -431,7 +445,6 @@ class RungScheduler(FIFOScheduler):
         paused = [t for t in trials if t.status == Trial.PAUSED]
         if not paused:
             return None
-        eng = self.engine
         if self.rule == "iise":
             for t in paused:
                 if t.trial_id in self._to_unpause:
@@ -440,15 +453,56 @@ class RungScheduler(FIFOScheduler):
                 return None
             # never all-PAUSED: decide the lowest rung with what is there (iise), or resume the best
             return self._iise_unblock(tune_controller, paused)
-        live = [t for t in paused if eng is None or t.trial_id not in eng or eng.status(t.trial_id) == "running"]
+        return None  # pragma: no cover - both rules are handled above
+
+    def _arrival(self, tid: str) -> int:
+        return self._arrival_of.get(tid, len(self._order))
+
+    def _best_paused(self) -> str | None:
+        """The paused trial that ranks first, from the lazy heap (stale entries are dropped, entries whose
+        priority changed are re-pushed: bookkeeping only, the same answer as a full ranking)."""
+        eng = self.engine
+        if eng is None:
+            return next((t for t in self._paused if self._status_of(t) == Trial.PAUSED), None)
+        if self._heap_bias is not eng.race_bias:  # ζ⁺ changed (refined, another family): every priority did
+            self._heap = [(-eng.priority(t), self._arrival(t), t) for t in self._paused if t in eng]
+            heapq.heapify(self._heap)
+            self._heap_bias = eng.race_bias
+        h = self._heap
+        while h:
+            negp, arrival, tid = h[0]
+            if tid not in self._paused or self._status_of(tid) != Trial.PAUSED or eng.status(tid) != "running":
+                heapq.heappop(h)
+                continue
+            p = eng.priority(tid)
+            if -negp != p:
+                heapq.heapreplace(h, (-p, arrival, tid))
+                continue
+            return tid
+        return None
+
+    def _race_choose(self, tune_controller: Any) -> Trial | None:
+        """Racing: the first PENDING trial (in Ray's order), else the paused trial that ranks first — in
+        O(trials not started + log trials paused); all trials are scanned only when neither is found (a trial
+        Ray added or paused behind the scheduler's back must not be left waiting)."""
+        for tid in self._unstarted:
+            if self._status_of(tid) == Trial.PENDING:
+                return self._trials[tid]
+        eng = self.engine
+        best = self._best_paused()
+        if best is not None:
+            return self._trials[best]
+        trials = tune_controller.get_trials()
+        for t in trials:
+            if t.status == Trial.PENDING:
+                return t
+        others = [t for t in trials if t.status == Trial.PAUSED]
+        live = [t for t in others if eng is None or t.trial_id not in eng or eng.status(t.trial_id) == "running"]
         if live:
-            if eng is None:
-                return live[0]
-            rank = eng.ranked([t.trial_id for t in live if t.trial_id in eng])
-            best = rank[0] if rank else live[0].trial_id
-            return next(t for t in live if t.trial_id == best)
-        if not any(t.status == Trial.RUNNING for t in trials):
-            return paused[0]  # eliminated but not yet stopped (a restore): it stops at its next result
+            best = eng.first([t.trial_id for t in live if t.trial_id in eng]) if eng is not None else None
+            return next((t for t in live if t.trial_id == best), live[0])
+        if others and not any(t.status == Trial.RUNNING for t in trials):
+            return others[0]  # eliminated but not yet stopped (a restore): it stops at its next result
         return None
 
     def debug_string(self) -> str:
@@ -609,6 +663,7 @@ class RungScheduler(FIFOScheduler):
             self._auto_bias = self.rule == "race" and self._race_bias_arg is None
             self._family_values = len(state.get("values", []))
         self._order = [str(k) for k in state.get("order", [])]
+        self._arrival_of = {k: i for i, k in enumerate(self._order)}
         self._pending_curves = {
             str(k): [(float(a), float(b)) for a, b in v] for k, v in state.get("pending_curves", {}).items()
         }

@@ -220,7 +220,8 @@ def metric_family(values: Any, mode: str) -> str | None:
     ``"unit"``: every value lies in [0, 1], maximised or minimised (accuracy, AUC, F1, SSIM, mAP, error rate,
     WER): an absolute ζ⁺ in metric units; ``"loss"``: lower is better and every value is ``≥ 0`` with some
     above 1 (cross-entropy, MSE, perplexity): a relative ζ⁺ (a fraction of the current loss). Anything else
-    (a maximised score outside [0, 1], a reward, a negative loss) has no prior: give ζ⁺ yourself.
+    (a maximised score outside [0, 1], a reward, a negative loss) has no prior: give ζ⁺ yourself. The range is
+    read between the 1% and 99% quantiles, so that a stray value does not change the family.
 
     >>> metric_family([0.1, 0.93], "max"), metric_family([2.3, 0.4], "min"), metric_family([-3.0], "max")
     ('unit', 'loss', None)
@@ -229,7 +230,7 @@ def metric_family(values: Any, mode: str) -> str | None:
     v = v[np.isfinite(v)]
     if v.size == 0:
         return None
-    lo, hi = float(v.min()), float(v.max())
+    lo, hi = (float(x) for x in np.quantile(v, [0.01, 0.99]))  # a stray value (noise, a spike) does not decide
     if 0.0 <= lo and hi <= 1.0:
         return "unit"
     if mode == "min" and lo >= 0.0:

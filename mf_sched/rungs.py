@@ -157,6 +157,8 @@ class RungCertificate:
 
 
 def _check_key(key: Any) -> Hashable:
+    if type(key) is int or type(key) is str:  # the common case, fast
+        return key
     if isinstance(key, bool) or not isinstance(key, (str, int, np.integer)):
         raise TypeError(f"run key {key!r} must be a str or an int (e.g. an Optuna trial number or a Ray trial id)")
     return int(key) if isinstance(key, np.integer) else key
@@ -367,28 +369,58 @@ class RungEliminator:
                 self._refine(np.array([row]))
             self._update_upper(np.array([row]))
 
-    def report_many(self, keys: Sequence[Hashable], values: Any, *, index: Sequence[int] | None = None) -> None:
+    def report_many(
+        self, keys: Sequence[Hashable], values: Any, *, index: Sequence[int] | None = None, trusted: bool = False
+    ) -> None:
         """Bulk :meth:`report`: ``values[i, m]`` is run ``keys[i]``'s value at rung ``m`` (NaN: none). Runs are
         registered in order (``index`` as in :meth:`register`); rungs already recorded keep their value when
         the new one is equal and raise ValueError otherwise (nothing is changed then). Vectorised: the way to
-        rebuild an engine from a framework's storage."""
+        rebuild an engine from a framework's storage. ``trusted=True`` (an adapter's own unique int or str
+        keys on an engine that has none of them yet) skips the per-key checks."""
         v = np.asarray(values, dtype=float)
         keys = list(keys)
         if v.shape != (len(keys), self.M):
             raise ValueError(f"values must have shape ({len(keys)}, {self.M}), got {v.shape}")
         if np.isinf(v).any():
             raise ValueError("values must be finite (NaN marks a rung without a value)")
-        rows = np.empty(len(keys), dtype=np.int64)
-        known = [self._index_of.get(_check_key(k)) for k in keys]
-        for i, (k, r) in enumerate(zip(keys, known)):
-            if r is not None:
-                old = self._vals[r]
-                clash = ~np.isnan(old) & ~np.isnan(v[i]) & (old != v[i])
-                if clash.any():
-                    m = int(np.flatnonzero(clash)[0])
-                    raise ValueError(f"run {k!r} already has value {old[m]} at rung {m}; got {v[i, m]}")
-        for i, k in enumerate(keys):
-            rows[i] = self.register(k, None if index is None else int(index[i]))
+        if not trusted:
+            keys = [_check_key(k) for k in keys]
+        if len(set(keys)) != len(keys):
+            raise ValueError("keys must be unique")
+        all_new = trusted and not self._keys
+        known: list[int | None] = [None] * len(keys) if all_new else [self._index_of.get(k) for k in keys]
+        old_pos = [] if all_new else [i for i, r in enumerate(known) if r is not None]
+        if old_pos:
+            old = self._vals[[known[i] for i in old_pos]]
+            new = v[old_pos]
+            clash = ~np.isnan(old) & ~np.isnan(new) & (old != new)
+            if clash.any():
+                i, m = (int(x[0]) for x in np.nonzero(clash))
+                raise ValueError(f"run {keys[old_pos[i]]!r} already has value {old[i, m]} at rung {m}; got {new[i, m]}")
+        fresh = range(len(keys)) if all_new else [i for i, r in enumerate(known) if r is None]
+        n = len(self._keys)
+        if fresh:  # bulk registration, in order
+            if self.n_arms is not None and n + len(fresh) > self.n_arms:
+                raise ValueError(
+                    f"more than n_arms = {self.n_arms} runs registered; raise n_arms or pass None (open-ended)"
+                )
+            if index is None:
+                idx = np.arange(n, n + len(fresh))
+            else:
+                idx = np.asarray(index) if all_new else np.asarray([index[i] for i in fresh])
+            if index is not None and (idx.dtype.kind not in "iu" or (idx < 0).any()):
+                raise ValueError("index must hold integers >= 0")
+            self._grow(n + len(fresh))
+            new_keys = list(keys) if all_new else [keys[i] for i in fresh]
+            self._keys.extend(new_keys)
+            self._index_of.update(zip(new_keys, range(n, n + len(fresh))))
+            self._order[n : n + len(fresh)] = idx
+            if len(fresh) == len(keys):
+                known = list(range(n, n + len(keys)))
+            else:
+                for j, i in enumerate(fresh):
+                    known[i] = n + j
+        rows = np.asarray(known, dtype=np.int64)
         have = ~np.isnan(v)
         cur = self._vals[rows]
         self._vals[rows] = np.where(have, v, cur)
@@ -410,6 +442,13 @@ class RungEliminator:
         if self._status[row] == RUNNING:
             self._status[row] = LOST
 
+    def mark_lost_many(self, keys: Iterable[Hashable]) -> None:
+        """:meth:`mark_lost` for many runs at once (runs that are not running keep their status)."""
+        rows = np.array([self._row(k) for k in keys], dtype=np.int64)
+        if rows.size:
+            rows = rows[self._status[rows] == RUNNING]
+            self._status[rows] = LOST
+
     def revive(self, key: Hashable) -> None:
         """Undo :meth:`mark_lost` (a retried trial that continues from its checkpoint)."""
         row = self._row(key)
@@ -426,6 +465,15 @@ class RungEliminator:
         """``"running"``, ``"stopped"`` (by the rule), ``"halted"`` (by the ``eta`` cut), ``"finished"``
         (reached the top rung) or ``"lost"``."""
         return _STATUS_NAMES[int(self._status[self._row(key)])]
+
+    def statuses(self) -> np.ndarray:
+        """The status code of every run, in registration order (``RUNNING``, ``STOPPED``, ``HALTED``,
+        ``FINISHED``, ``LOST``; a copy) — for adapters that decide over many runs at once."""
+        return self._status[: len(self._keys)].copy()
+
+    def reached_all(self) -> np.ndarray:
+        """The highest rung with a value of every run, in registration order (−1: none; a copy)."""
+        return self._reached[: len(self._keys)].copy()
 
     def stop_rung(self, key: Hashable) -> int | None:
         """The rung at which the run was stopped or halted, else None."""
@@ -592,6 +640,20 @@ class RungEliminator:
             return []
         order = np.lexsort((rows, -self._priorities()[rows]))
         return [self._keys[int(rows[i])] for i in order.tolist()]
+
+    def first(self, keys: Iterable[Hashable]) -> Hashable | None:
+        """Racing: the running run among ``keys`` that :meth:`ranked` puts first (None if none is running) —
+        in O(len(keys)), for a scheduler choosing which paused trial to resume."""
+        self._need_race()
+        rows = np.array([self._row(k) for k in keys], dtype=np.int64)
+        if rows.size == 0:
+            return None
+        rows = rows[self._status[rows] == RUNNING]
+        if rows.size == 0:
+            return None
+        pr = self._priorities()[rows]
+        best = rows[pr == pr.max()].min()  # ties: registration order
+        return self._keys[int(best)]
 
     def eliminate(self, keys: Iterable[Hashable] | None = None) -> list[Hashable]:
         """Racing: stop every running run (default: all; else among ``keys``) that cannot beat the incumbent,

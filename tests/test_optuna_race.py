@@ -267,3 +267,64 @@ def test_adapter_docstring_examples(module: str) -> None:
 
     res = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_cached_rebuild_equals_a_fresh_one() -> None:
+    """MFSampler keeps the parsed finished trials between decisions; the engine must be the one a fresh rebuild
+    from the storage gives (issue: overhead that stays flat)."""
+    import json
+
+    from mf_sched.integrations._optuna_race import TrialCache, ladder_of, race_view
+
+    CHECKPOINTS.clear()
+    TRAINED.clear()
+    sampler = MFSampler(max_resource=27)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    cache = TrialCache()
+    for _ in range(4):
+        study.optimize(resumable, n_trials=5)
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        lad, off = ladder_of(trials, None, 27, None, 3)
+        kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=len(QUALITY),
+                  arm_of=sampler._arm_of_trial)  # fmt: skip
+        fresh = race_view(trials, **kw).engine.state_dict()
+        cached = race_view(trials, cache=cache, **kw).engine.state_dict()
+        assert json.dumps(fresh, sort_keys=True) == json.dumps(cached, sort_keys=True)
+    assert cache.parsed  # finished trials were kept
+
+
+def test_cached_rebuild_equals_a_fresh_one_when_trials_finish_out_of_order() -> None:
+    import json
+
+    from mf_sched.integrations._optuna_race import TrialCache, ladder_of, race_view
+
+    space = {"q": [round(0.3 + 0.02 * i, 2) for i in range(30)]}
+
+    def obj(trial: optuna.Trial) -> float:
+        q = trial.suggest_categorical("q", space["q"])
+        if trial.number % 7 == 3:
+            raise RuntimeError("crashed")
+        acc = 0.0
+        for epoch in range(1, 10):
+            acc = curve(q, epoch)
+            trial.report(acc, epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return acc
+
+    sampler = MFSampler()
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    cache = TrialCache()
+    for _ in range(5):
+        study.optimize(obj, n_trials=6, n_jobs=2, catch=(RuntimeError,))
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        lad, off = ladder_of(trials, None, None, None, 3)
+        kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=30,
+                  arm_of=sampler._arm_of_trial)  # fmt: skip
+        fresh = race_view(trials, **kw)
+        cached = race_view(trials, cache=cache, **kw)
+        assert json.dumps(fresh.engine.state_dict(), sort_keys=True) == json.dumps(
+            cached.engine.state_dict(), sort_keys=True
+        )
+        assert (fresh.busy, fresh.ended, fresh.failures) == (cached.busy, cached.ended, cached.failures)
+    assert cache.prefix > 0
