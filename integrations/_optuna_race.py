@@ -19,6 +19,7 @@ so the cost is one pass over the trials. What is read from a trial:
 from __future__ import annotations
 
 import collections
+import datetime
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,7 @@ class RaceView:
     resumable: bool = False
     foreign: dict[str, int] = field(default_factory=dict)  # "trial-<n>" -> trial number
     n_trials: int = 0
+    stale: list[int] = field(default_factory=list)  # RUNNING trials taken as failed (their worker looks dead)
     busy_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per key, in order
     ended_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # COMPLETE/PRUNED trials
     failed_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # FAIL trials
@@ -174,6 +176,7 @@ class _Parsed:
     resumable: bool
     surplus: bool
     skip: bool  # a trial outside the candidates with nothing reported: no run
+    duration: float  # seconds from start to completion (0 while running)
 
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -183,7 +186,10 @@ def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], in
     k = _key(t, arm_of)
     attrs = t.system_attrs
     skip = isinstance(k, str) and not (t.intermediate_values or t.state == TrialState.COMPLETE)
-    return _Parsed(k, t.state, trial_rung_values(t, steps), bool(attrs.get(RESUMABLE)), bool(attrs.get(SURPLUS)), skip)
+    dur = (t.datetime_complete - t.datetime_start).total_seconds() if t.datetime_complete and t.datetime_start else 0.0
+    return _Parsed(
+        k, t.state, trial_rung_values(t, steps), bool(attrs.get(RESUMABLE)), bool(attrs.get(SURPLUS)), skip, dur
+    )
 
 
 class TrialCache:
@@ -194,6 +200,7 @@ class TrialCache:
     def __init__(self) -> None:
         self.steps: tuple[float, ...] | None = None
         self.parsed: dict[int, _Parsed] = {}
+        self.max_duration = 0.0  # the longest finished trial seen (the yardstick of a stale RUNNING trial)
         self.zero_based = False
         self.offset_checked = 0
         self.max_resource: float | None = None
@@ -224,6 +231,7 @@ class TrialCache:
         p = _parse(t, steps, arm_of)
         if t.state in _FINISHED:
             self.parsed[t.number] = p
+            self.max_duration = max(self.max_duration, p.duration)
         return p
 
 
@@ -243,6 +251,8 @@ def race_view(
     refine: bool = True,
     order: str = "estimate",
     cache: TrialCache | None = None,
+    stale_after: float | None = None,
+    now: datetime.datetime | None = None,
 ) -> RaceView:
     """Rebuild the racing engine of a study (see the module docstring).
 
@@ -250,7 +260,10 @@ def race_view(
     in order) or is None (``by="trial"``: keyed by trial number, open-ended δ split). ``exclude`` is a trial
     that is deciding right now (it is not "busy"). ``race_bias`` None: the shipped prior for the metric family
     of the values reported. ``refine``: raise ζ⁺ where the study's own finished runs improved more. ``cache``:
-    reuse the parsed finished trials of earlier calls (the result is the same).
+    reuse the parsed finished trials of earlier calls (the result is the same). ``stale_after``: a RUNNING trial
+    started more than that many seconds before ``now`` counts as a failure (its worker is presumed dead; without
+    Optuna's heartbeat nothing else marks it): its configuration is free again and the trial is listed in
+    ``stale``.
     """
     steps = np.asarray(ladder.resources, dtype=float) - offset
     M = ladder.M
@@ -305,9 +318,18 @@ def race_view(
                 view.foreign[k] = t.number
         values.append(p.values)
         row_ids.append(r)
-        states.append(
-            (3 if t.number == exclude else 0) if st == TrialState.RUNNING else (1 if st in _ENDED else 2)
-        )  # fmt: skip
+        if st == TrialState.RUNNING:
+            if t.number == exclude:
+                states.append(3)
+            elif stale_after is not None and now is not None and t.datetime_start is not None and (
+                (now - t.datetime_start).total_seconds() > stale_after
+            ):
+                states.append(2)
+                view.stale.append(t.number)
+            else:
+                states.append(0)
+        else:
+            states.append(1 if st in _ENDED else 2)
     if c is not None and snapshot is None:
         snapshot = take_snapshot(len(ordered))
     view.keys = keys

@@ -55,6 +55,7 @@ a study without copying them): ``study._storage.get_all_trials``, ``study._stora
 from __future__ import annotations
 
 import copy
+import datetime
 import math
 import threading
 import warnings
@@ -267,6 +268,9 @@ class MFSampler(_StudyCaches, BaseSampler):
             :class:`~mf_sched.calibration.RaceCalibration`); default the shipped prior, refined by the study.
         max_resource, min_resource, reduction_factor: the inferred ladder (see the module docstring).
         max_failures: failed trials per configuration before it is dropped.
+        stale_after: seconds after which a RUNNING trial counts as failed (its worker presumed dead: without
+            Optuna's heartbeat, ``RDBStorage(heartbeat_interval=..., grace_period=...)``, nothing else ends it);
+            ``"auto"`` (default): 10 × the longest finished trial, at least 10 minutes; None: never.
         order: promotion order of resumable objectives, ``"estimate"`` (default: the most promising
             configuration first) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
         keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
@@ -307,6 +311,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         min_resource: float | None = None,
         reduction_factor: float = 3,
         max_failures: int = 3,
+        stale_after: float | str | None = "auto",
         order: str = "estimate",
         keep_sampling: bool = False,
         max_grid: int = 1000,
@@ -357,6 +362,12 @@ class MFSampler(_StudyCaches, BaseSampler):
                 raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low}")
         self.max_grid, self.n_candidates, self.candidate_seed = max_grid, n_candidates, int(candidate_seed)
         self.max_failures = max_failures
+        if not (stale_after is None or stale_after == "auto" or (
+            isinstance(stale_after, (int, float)) and not isinstance(stale_after, bool) and stale_after > 0
+        )):  # fmt: skip
+            raise ValueError(f"stale_after = {stale_after!r} is out of range; accepted: seconds > 0, 'auto' or None")
+        self.stale_after = stale_after
+        self._warned_stale: set[int] = set()
         if order not in ("estimate", "bound"):
             raise ValueError(f"order = {order!r} is unknown; accepted: 'estimate', 'bound'")
         self.order = order
@@ -432,11 +443,30 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None
         bias = coerce_race_bias(self._race_bias, lad.M)
         cache = self._cache(study)
-        return race_view(
+        view = race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
             race_bias=bias, n_arms=len(self._candidates), arm_of=self._arm_of_trial, exclude=exclude,
             max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
+            stale_after=self._stale_seconds(cache), now=datetime.datetime.now(),
         )  # fmt: skip
+        for number in view.stale:
+            if number not in self._warned_stale:
+                self._warned_stale.add(number)
+                warnings.warn(
+                    f"trial {number} has been RUNNING for longer than {self._stale_seconds(cache):.0f} s: MFSampler "
+                    "counts it as failed and evaluates its configuration again. If its worker died, turn on Optuna's "
+                    "heartbeat (RDBStorage(url, heartbeat_interval=60, grace_period=120)) or call "
+                    "optuna.storages.fail_stale_trials(study); pass stale_after= to change the delay",
+                    stacklevel=3,
+                )
+        return view
+
+    def _stale_seconds(self, cache: TrialCache) -> float | None:
+        if self.stale_after is None:
+            return None
+        if self.stale_after == "auto":
+            return max(600.0, 10.0 * cache.max_duration) if cache.max_duration > 0 else None
+        return float(self.stale_after)
 
     def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], str]:
         """(arm, fidelity, trials seen running, kind): kind ``"pull"``, ``"surplus"`` (nothing to hand out while
@@ -739,6 +769,17 @@ class MFSampler(_StudyCaches, BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
     ) -> None:
         self._fallback.after_trial(study, trial, state, values)
+        attrs = trial.system_attrs
+        fid = attrs.get(FIDELITY)
+        if state == TrialState.COMPLETE and attrs.get(RESUMABLE) and isinstance(fid, int) and fid >= 0:
+            lad, _ = _study_ladder(study)
+            if lad is not None and fid < lad.top:
+                warnings.warn(
+                    f"trial {trial.number} trained to fidelity {fid} of {lad.top} (budget(trial) = "
+                    f"{lad.resources[fid]:g}) and completed: end the objective with `return finish(trial, value)`, "
+                    "otherwise a low-fidelity result can become study.best_trial",
+                    stacklevel=2,
+                )
         if not self.race or self.keep_sampling or self._dynamic:
             return
         with self._lock:

@@ -328,3 +328,61 @@ def test_cached_rebuild_equals_a_fresh_one_when_trials_finish_out_of_order() -> 
         )
         assert (fresh.busy, fresh.ended, fresh.failures) == (cached.busy, cached.ended, cached.failures)
     assert cache.prefix > 0
+
+
+def test_a_stale_running_trial_does_not_hold_the_race_forever() -> None:
+    """A worker killed mid-trial leaves its trial RUNNING (no heartbeat on this storage): after stale_after its
+    configuration is evaluated again, with a warning, and the race ends."""
+    import time
+
+    sampler = MFSampler(stale_after=0.5)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    study.optimize(ordinary, n_trials=1)  # the space and the maximum resource are known
+    dead = study.ask()  # a worker that takes a configuration and dies after two reports
+    name = dead.suggest_categorical("config", sorted(QUALITY))
+    dead.report(curve(QUALITY[name], 1), 1)
+    dead.report(curve(QUALITY[name], 2), 2)
+    time.sleep(0.6)
+    with pytest.warns(UserWarning, match=f"trial {dead.number} has been RUNNING for longer than 0 s"):
+        study.optimize(ordinary, n_trials=50)
+    assert study._storage.get_trial(dead._trial_id).state == TrialState.RUNNING  # nothing else ended it
+    rec = sampler.recommendation(study)
+    assert rec.params == {"config": "c"} and rec.done
+    again = [t for t in study.trials if t.params.get("config") == name and t.number != dead.number]
+    assert again, "the stale trial's configuration was evaluated again"
+
+
+def test_forgetting_finish_in_a_resumable_objective_warns() -> None:
+    def no_finish(trial: optuna.Trial) -> float:
+        name = trial.suggest_categorical("config", sorted(QUALITY))
+        acc = 0.0
+        for epoch in range(1, budget(trial) + 1):
+            acc = curve(QUALITY[name], epoch)
+            trial.report(acc, epoch)
+        return acc  # should be `return finish(trial, acc)`
+
+    study = optuna.create_study(direction="maximize", sampler=MFSampler(max_resource=27), pruner=MFPruner())
+    with pytest.warns(UserWarning, match="return finish"):
+        study.optimize(no_finish, n_trials=4)
+
+
+def test_pruner_decides_when_steps_skip_the_rungs() -> None:
+    """An objective that reports every other epoch (2, 4, 6, …) is still raced at the rungs 1, 3, 9, 27: the
+    value read at a rung is the last one reported at or before it."""
+
+    def sparse(trial: optuna.Trial) -> float:
+        name = trial.suggest_categorical("config", sorted(QUALITY))
+        acc = 0.0
+        for epoch in range(2, 29, 2):
+            acc = curve(QUALITY[name], epoch)
+            trial.report(acc, epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return acc
+
+    sampler = MFSampler(seed=1)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner(max_resource=28))
+    study.optimize(sparse, n_trials=50)
+    pruned = [t for t in study.trials if t.state == TrialState.PRUNED]
+    assert pruned and all(t.last_step in (4, 10) for t in pruned)  # just past rungs 3 and 9
+    assert sampler.recommendation(study).params == {"config": "c"}
