@@ -18,6 +18,9 @@ and racing with the shipped prior (zero configuration). Each is scored on its ow
 reached the last epoch); reported: epochs as a fraction of FIFO's, the share of runs whose answer is FIFO's,
 the share with regret no worse than FIFO's, mean simple regret.
 
+With ``--syne-python`` (an environment with ``syne-tune==0.16`` and ``pandas<3``, see
+:mod:`benchmarks.syne_tune_runner`), Syne Tune's ASHA and BOHB run on the same curves with its own simulator.
+
 Part ``optuna`` — the same configurations as a categorical parameter, an equal budget of epochs (``8`` full runs,
 enforced exactly: the study stops when it is spent, mid-trial if need be): Random and TPE with Optuna's Median,
 SuccessiveHalving and Hyperband pruners (rungs aligned: reduction factor 3, minimum resource 1), Random +
@@ -94,7 +97,7 @@ def load_source(name: str, n_tasks: int | None, n_configs: int) -> Source:
         curves = load_taskset()
         tasks = list(curves.task_labels)[:n_tasks]
         curves = curves.select(tasks=tasks)
-        T, mode, form = 51, "min", "absolute"  # one loss scale across TaskSet: metric units
+        T, mode, form = 51, "min", "relative"  # a loss: ζ⁺ as a fraction of the current loss (as the prior)
     else:
         raise ValueError(f"unknown source {name!r}; accepted: lcbench, taskset")
     rv = curves.values_at(np.arange(1, T + 1))
@@ -106,7 +109,7 @@ def load_source(name: str, n_tasks: int | None, n_configs: int) -> Source:
     return Source(name, scores, mode, form)
 
 
-def calibrations(src: Source, seed: int = 0) -> tuple[dict, dict]:
+def calibrations(src: Source, seed: int = 0, method: str = "bootstrap") -> tuple[dict, dict]:
     """Leave-one-task-out ζ⁺ (RaceBias) and all-configuration ζ ladders, per held-out task."""
     rungs = src.rungs
     cols = np.array(rungs) - 1
@@ -119,6 +122,7 @@ def calibrations(src: Source, seed: int = 0) -> tuple[dict, dict]:
     for t in src.scores:
         others = {u: s for u, s in samples.items() if u != t}
         cal = race_bound(others, rungs, form=src.form, ideal=ideal, n_arms=20, holdout=False, bootstrap=500,
+                         method=method,
                          source=f"{src.name} without task {t}")  # fmt: skip
         race[t] = cal.bias()
         rows = [
@@ -276,6 +280,38 @@ def ray_run(make, curves: np.ndarray, mode: str):
                     reuse_actors=True, record_events=False)  # fmt: skip
 
 
+def syne_tune_rows(jobs: list[tuple], python: str, tmp: Path) -> list[dict]:
+    """ASHA and BOHB of Syne Tune (its own environment, :mod:`benchmarks.syne_tune_runner`) on the same Ray-part
+    curves: one batch per source, scored like the Ray schedulers."""
+    import subprocess
+
+    out: list[dict] = []
+    for src in sorted({j[0] for j in jobs}):
+        mine = [j for j in jobs if j[0] == src]
+        arrays, meta = {}, []
+        for i, (_, task, seed, _, _, _, scores, mode, _) in enumerate(mine):
+            true, noisy = draw(scores, task, seed, K_RAY)
+            arrays[f"curves_{i}"] = noisy if mode == "max" else -noisy
+            meta.append((task, seed, true, noisy, mode))
+        npz, res = tmp / f"{src}.npz", tmp / f"{src}.json"
+        np.savez(npz, **arrays)
+        subprocess.run([python, str(ROOT / "benchmarks" / "syne_tune_runner.py"), str(npz), str(res), "--mode",
+                        meta[0][4], "--workers", "2", "--reduction-factor", "3"], check=True,
+                       stderr=subprocess.DEVNULL)  # fmt: skip
+        for r in json.loads(res.read_text())["results"]:
+            task, seed, true, noisy, _ = meta[r["set"]]
+            fifo_arm = int(np.argmax(noisy[:, -1]))
+            best = float(true[:, -1].max())
+            arm = r["best"]
+            out.append({
+                "part": "ray", "source": src, "task": task, "seed": seed, "method": f"{r['scheduler']} (syne-tune)",
+                "epochs": r["total_epochs"], "answer": arm, "fifo_answer": fifo_arm,
+                "regret": best - float(true[arm, -1]) if arm is not None else math.nan,
+                "fifo_regret": best - float(true[fifo_arm, -1]), "hang": False,
+            })  # fmt: skip
+    return out
+
+
 # ------------------------------------------------------------------------------------------ driver
 def job(args: tuple) -> list[dict]:
     src_name, task, seed, parts, bias, ladder_iise, scores, mode, rungs = args
@@ -403,6 +439,12 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=None)
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--calibration", default="bootstrap", choices=("bootstrap", "conformal"),
+                    help="how ζ⁺ is bounded over the other tasks (mf_sched.calibration.race_bound's method)")  # fmt: skip
+    ap.add_argument(
+        "--syne-python", default=None,
+        help="python of an environment with syne-tune 0.16 (pandas<3): adds its ASHA and BOHB to the Ray part",
+    )  # fmt: skip
     ap.add_argument("--out", default="benchmarks/results/racing.json")
     args = ap.parse_args()
     n_tasks = args.tasks or (3 if args.quick else None)
@@ -416,7 +458,7 @@ def main() -> int:
         except (FileNotFoundError, ImportError) as e:
             print(f"cannot load {name}: {e}", file=sys.stderr)
             return 1
-        race, iise = calibrations(src)
+        race, iise = calibrations(src, method=args.calibration)
         print(f"{name}: {len(src.scores)} tasks, rungs {src.rungs}, calibrated in {time.perf_counter() - t0:.0f} s",
               flush=True)  # fmt: skip
         for t in src.scores:
@@ -427,6 +469,11 @@ def main() -> int:
         for out in pool.map(job, jobs):
             rows.extend(out)
             bar.update()
+    if args.syne_python and "ray" in parts:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            rows.extend(syne_tune_rows(jobs, args.syne_python, Path(d)))
     summary = summarise(rows)
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")
     out = ROOT / args.out

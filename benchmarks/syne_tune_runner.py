@@ -5,8 +5,9 @@ Runs in a separate environment (Syne Tune 0.16 needs ``pandas<3``; the project's
     python -m venv .venv-syne && .venv-syne/bin/pip install "syne-tune==0.16.0" "pandas<3"
     .venv-syne/bin/python benchmarks/syne_tune_runner.py curves.npz results.json --workers 2 --epoch-seconds 1
 
-Input: an ``.npz`` file (``curves``: ``K × T`` floats, NaN allowed; loaded with ``allow_pickle=False``) or a
-``.json`` file (``{"curves": [[...], ...]}``). Each row is one configuration; ``curves[k, e - 1]`` is its metric
+Input: an ``.npz`` file (``curves``: ``K × T`` floats, NaN allowed; or a batch ``curves_0``, ``curves_1``, …;
+loaded with ``allow_pickle=False``) or a ``.json`` file (``{"curves": [[...], ...]}``). Each row is one
+configuration; ``curves[k, e - 1]`` is its metric
 after epoch ``e``. Every configuration is evaluated once, in row order (``points_to_evaluate``; no more trials
 are started), on ``--workers`` simulated workers, each epoch taking ``--epoch-seconds`` of simulated time
 (Syne Tune's ``UserBlackboxBackend`` over a ``BlackboxTabular`` of the curves, with ``SimulatorCallback``).
@@ -32,6 +33,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+
+def load_curve_sets(path: Path) -> list[np.ndarray]:
+    """One K × T array, or many: an ``.npz`` whose arrays are named ``curves_0``, ``curves_1``, … (a batch, so that
+    a benchmark pays Syne Tune's start-up once)."""
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as f:
+            names = sorted((n for n in f.files if n.startswith("curves_")), key=lambda n: int(n.split("_")[1]))
+        if names:
+            out = []
+            with np.load(path, allow_pickle=False) as f:
+                for n in names:
+                    c = np.asarray(f[n], dtype=float)
+                    if c.ndim != 2 or np.isinf(c).any():
+                        raise ValueError(f"{path}: {n} must be a finite (or NaN) K × T array")
+                    out.append(c)
+            return out
+    return [load_curves(path)]
 
 
 def load_curves(path: Path) -> np.ndarray:
@@ -161,7 +180,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.workers < 1 or args.epoch_seconds <= 0 or args.seeds < 1:
         raise SystemExit("--workers ≥ 1, --epoch-seconds > 0 and --seeds ≥ 1 are required")
-    curves = load_curves(args.curves)
+    sets = load_curve_sets(args.curves)
     names = [s.strip() for s in args.schedulers.split(",") if s.strip()]
     for n in names:
         if n not in ("ASHA", "BOHB"):
@@ -170,17 +189,19 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory() as folder:
         os.environ["SYNETUNE_FOLDER"] = folder  # Syne Tune writes each experiment's files here
-        for name in names:
-            for seed in range(args.seeds):
-                r = run_one(
-                    curves, name, workers=args.workers, epoch_seconds=args.epoch_seconds, mode=args.mode,
-                    grace_period=args.grace_period, reduction_factor=args.reduction_factor, seed=seed,
-                )  # fmt: skip
-                results.append(r)
-                print(f"{name} seed {seed}: epochs {r['total_epochs']}, reached T {r['reached_top']}, "
-                      f"best {r['best']}, {r['wall_s']:.2f} s", file=sys.stderr)  # fmt: skip
+        for i, curves in enumerate(sets):
+            for name in names:
+                for seed in range(args.seeds):
+                    r = run_one(
+                        curves, name, workers=args.workers, epoch_seconds=args.epoch_seconds, mode=args.mode,
+                        grace_period=args.grace_period, reduction_factor=args.reduction_factor, seed=seed,
+                    )  # fmt: skip
+                    r["set"] = i
+                    results.append(r)
+                    print(f"set {i} {name} seed {seed}: epochs {r['total_epochs']}, reached T {r['reached_top']}, "
+                          f"best {r['best']}, {r['wall_s']:.2f} s", file=sys.stderr)  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"K": int(curves.shape[0]), "T": int(curves.shape[1]), "workers": args.workers,
+    meta = {"K": int(sets[0].shape[0]), "T": int(sets[0].shape[1]), "sets": len(sets), "workers": args.workers,
             "epoch_seconds": args.epoch_seconds, "mode": args.mode}  # fmt: skip
     args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     return 0

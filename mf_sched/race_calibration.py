@@ -52,6 +52,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -297,11 +298,17 @@ def race_bound(
     source: str = "",
     metric_name: str = "metric",
     holdout: bool = True,
+    method: str = "bootstrap",
 ) -> RaceCalibration:
     """ζ⁺ from per-task improvement samples (:func:`improvement_samples`, possibly pooled from several sources):
-    the task-mixture quantile, its bootstrap-over-tasks upper bound, the envelope and the leave-one-task-out
-    coverage (see the module docstring; ``holdout=False`` skips it: NaN coverage). ``ideal`` is in the maximisation
-    orientation here."""
+    the upper bound, the envelope and the leave-one-task-out coverage (see the module docstring;
+    ``holdout=False`` skips it: NaN coverage). ``ideal`` is in the maximisation orientation here.
+
+    ``method="bootstrap"``: the ``quantile``-quantile of the task mixture, bounded by the percentile bootstrap
+    over tasks at level ``confidence``. ``method="conformal"``: every task's own ``quantile``-quantile, and of
+    those the ``⌈(n + 1) confidence⌉``-th smallest (the largest when ``n`` is small): if tasks are exchangeable,
+    a new task's own quantile is below it with probability ``≥ confidence`` (``n/(n + 1)`` when it is the
+    largest) — a distribution-free statement over tasks, more conservative with few or unlike tasks."""
     r = parse_fidelities(rungs, "rungs")
     q = _prob("quantile", quantile, 0.0)
     c = _prob("confidence", confidence, 0.5)
@@ -321,7 +328,16 @@ def race_bound(
     idx = boot_rng.integers(0, n, size=(bootstrap, n))
     weights = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(float)
 
+    if method not in ("bootstrap", "conformal"):
+        raise ValueError(f"method = {method!r} is unknown; accepted: 'bootstrap', 'conformal'")
+    per_task = np.array([np.quantile(a, q, axis=0, method="inverted_cdf") for a in arrays])  # (n, M)
+
     def bound(sub: list[np.ndarray], w: np.ndarray) -> np.ndarray:
+        if method == "conformal":
+            keep = [i for i, a in enumerate(arrays) if any(a is b for b in sub)]
+            qs = np.sort(per_task[keep], axis=0)
+            k = min(len(keep), math.ceil((len(keep) + 1) * c))
+            return _envelope(qs[k - 1])
         qs = _mixture_quantiles(sub, w, (q,))[:, 0, :]
         return _envelope(np.quantile(qs, c, axis=0, method="inverted_cdf"))
 
