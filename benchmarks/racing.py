@@ -440,7 +440,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--calibration", default="bootstrap", choices=("bootstrap", "conformal"),
-                    help="how ζ⁺ is bounded over the other tasks (mf_sched.calibration.race_bound's method)")  # fmt: skip
+                    help="how ζ⁺ is bounded over the other tasks (race_bound's method)")  # fmt: skip
     ap.add_argument(
         "--syne-python", default=None,
         help="python of an environment with syne-tune 0.16 (pandas<3): adds its ASHA and BOHB to the Ray part",
