@@ -37,3 +37,18 @@ def bernoulli_instance() -> Instance:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray for the whole test session (tests/test_ray.py, tests/test_nas_examples.py); always shut down.
+
+    Ray's workers import trainables by module: this folder (test_ray's trainables) and the repository root
+    (``examples.nas``) go on their PYTHONPATH."""
+    ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    paths = (str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", ""))
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()

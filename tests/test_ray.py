@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from unittest.mock import MagicMock
 
@@ -208,14 +207,7 @@ def test_state_round_trip_and_bad_arguments() -> None:
 
 
 # ------------------------------------------------------------------------------ end to end on one Ray session
-@pytest.fixture(scope="session")
-def ray_session():
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    here = str(Path(__file__).resolve().parent)  # workers import the trainables from this module
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+# the session-scoped `ray_session` fixture (one local Ray for all tests) is in conftest.py
 
 
 def fn_trainable(config: dict) -> None:
