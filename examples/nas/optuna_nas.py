@@ -327,7 +327,7 @@ def plot(summaries: list[dict[str, Any]], full_epochs: int, path: Path) -> bool:
         ys = [p[2] for p in pts] + [s["test_acc"]]
         ax.step(xs, ys, where="post", color=f"C{k}", label=f"{s['method']} ({xs[-1]} epochs)")
         ax.plot(xs[-1], ys[-1], "o", color=f"C{k}")
-    ax.axvline(full_epochs, color="0.6", ls=":", lw=1)
+    ax.axvline(full_epochs, color="0.6", ls=":", lw=1, label=f"every candidate trained fully ({full_epochs})")
     ax.set_xlabel("epochs trained")
     ax.set_ylabel("test accuracy of the answer")
     ax.set_title("NAS: each method's answer (its best validated candidate)")
