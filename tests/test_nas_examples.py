@@ -227,20 +227,55 @@ def test_optuna_nas_runs_compares_and_reports(tmp_path: Path, capsys) -> None:
 
 
 # ------------------------------------------------------------------------------------------- the Ray example
-@pytest.mark.usefixtures("ray_session")
-def test_ray_nas_iise_and_asha(tmp_path: Path, capsys) -> None:
+def test_ray_schedulers_share_the_epoch_rungs() -> None:
     pytest.importorskip("ray", reason="the 'ray' extra is not installed")
+    from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback
+    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+
     from examples.nas import ray_nas
 
-    out = ray_nas.main([*TINY_ARGS, "--schedulers", "iise", "asha", "--results", str(tmp_path)])
-    printed = capsys.readouterr().out
-    assert "IISE certificate" in printed
-    iise, asha = out["schedulers"]
-    for s in (iise, asha):
-        assert s["errors"] == 0 and s["trials"] == 4 and 0 <= s["test_acc"] <= 1
+    kw = dict(delta=0.05, sigma=0.02, n=8)
+    iise, cbs = ray_nas.make_scheduler("iise", [1, 3, 9], [0.5, 0.3, 0.0], **kw)
+    assert isinstance(iise, IISEScheduler) and isinstance(cbs[0], SchedulerStateCallback)
+    assert list(iise.ladder.resources) == [1, 3, 9] and iise.time_attr == "epoch"
+    asha, cbs = ray_nas.make_scheduler("asha", [1, 3, 9], [0.5, 0.3, 0.0], **kw)
+    assert isinstance(asha, ASHAScheduler) and not cbs
+    assert "Iter 9.000: None | Iter 3.000: None | Iter 1.000: None" in asha.debug_string()
+    assert isinstance(ray_nas.make_scheduler("fifo", [1, 3, 9], [0.5, 0.3, 0.0], **kw)[0], FIFOScheduler)
+    with pytest.raises(ValueError, match="scheduler 'pbt' is unknown"):
+        ray_nas.make_scheduler("pbt", [1, 3, 9], [0.5, 0.3, 0.0], **kw)
+
+
+def _check_ray_run(out: dict, tmp_path: Path, kinds: list[str]) -> None:
+    assert [s["scheduler"] for s in out["schedulers"]] == kinds
+    for s in out["schedulers"]:
+        assert s["errors"] == 0 and s["trials"] == 4 and 0 <= s["test_acc"] <= 1 and 0 <= s["answer"] < 4
         assert s["epochs"] <= 8 and len(s["curves"]) == 4
-        for c in s["curves"]:  # one report per epoch: nothing was trained twice
+        for c in s["curves"]:  # one report per epoch, in order: no epoch was trained twice
             assert c["epoch"] == list(range(1, len(c["epoch"]) + 1))
-    assert iise["scheduler_best"] == iise["answer"]
-    assert json.loads((tmp_path / "ray_nas.json").read_text())["full_fidelity_epochs"] == 8
+        assert s["epochs"] == sum(c["epoch"][-1] for c in s["curves"])
+    saved = json.loads((tmp_path / "ray_nas.json").read_text())
+    assert saved["full_fidelity_epochs"] == 8 and len(saved["schedulers"]) == len(kinds)
     assert (tmp_path / "ray_nas.png").stat().st_size > 1000
+
+
+@pytest.mark.usefixtures("ray_session")
+def test_ray_nas_with_iise_scheduler(tmp_path: Path, capsys) -> None:
+    from examples.nas import ray_nas
+
+    out = ray_nas.main([*TINY_ARGS, "--schedulers", "iise", "--results", str(tmp_path)])
+    assert "IISE certificate" in capsys.readouterr().out
+    _check_ray_run(out, tmp_path, ["iise"])
+    (iise,) = out["schedulers"]
+    assert iise["scheduler_best"] == iise["answer"]  # the scheduler's answer is the best at the last rung
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("ray_session")
+def test_ray_nas_compares_iise_asha_and_fifo(tmp_path: Path) -> None:
+    from examples.nas import ray_nas
+
+    out = ray_nas.main([*TINY_ARGS, "--results", str(tmp_path)])
+    _check_ray_run(out, tmp_path, ["iise", "asha", "fifo"])
+    fifo = out["schedulers"][2]
+    assert fifo["epochs"] == 8  # FIFO trains every candidate fully
