@@ -247,12 +247,14 @@ def test_ray_schedulers_share_the_epoch_rungs() -> None:
 
 
 def _check_ray_run(out: dict, tmp_path: Path, kinds: list[str]) -> None:
+    from examples.nas import ray_nas
+
     assert [s["scheduler"] for s in out["schedulers"]] == kinds
     for s in out["schedulers"]:
         assert s["errors"] == 0 and s["trials"] == 4 and 0 <= s["test_acc"] <= 1 and 0 <= s["answer"] < 4
         assert s["epochs"] <= 8 and len(s["curves"]) == 4
-        for c in s["curves"]:  # one report per epoch, in order: no epoch was trained twice
-            assert c["epoch"] == list(range(1, len(c["epoch"]) + 1))
+        for c in s["curves"]:  # one report per epoch trained: a trial resumed from scratch would report more
+            assert c["training_iteration"] == c["epoch"][-1] == len(c[ray_nas.METRIC])
         assert s["epochs"] == sum(c["epoch"][-1] for c in s["curves"])
     saved = json.loads((tmp_path / "ray_nas.json").read_text())
     assert saved["full_fidelity_epochs"] == 8 and len(saved["schedulers"]) == len(kinds)
@@ -268,6 +270,14 @@ def test_ray_nas_with_iise_scheduler(tmp_path: Path, capsys) -> None:
     _check_ray_run(out, tmp_path, ["iise"])
     (iise,) = out["schedulers"]
     assert iise["scheduler_best"] == iise["answer"]  # the scheduler's answer is the best at the last rung
+    # --restore (Tuner.restore) of the finished experiment: nothing left to run, the same answer and epochs
+    again = ray_nas.main(["--restore", iise["path"], "--results", str(tmp_path / "restored")])
+    (restored,) = again["schedulers"]
+    assert (restored["answer"], restored["epochs"], restored["test_acc"]) == (
+        iise["answer"],
+        iise["epochs"],
+        iise["test_acc"],
+    )
 
 
 @pytest.mark.slow

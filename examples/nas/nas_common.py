@@ -554,9 +554,8 @@ class CheckpointStore:
         os.replace(tmp, path)  # atomic: a reader never sees half a file
         return path
 
-    def load(self, key: str, epoch: int, model: nn.Module, optimizer: torch.optim.Optimizer) -> list[float]:
-        """Load the checkpoint of ``key`` at ``epoch`` into ``model`` and ``optimizer``; returns its curve.
-        ValueError (naming the file) when the file is not such a checkpoint or does not fit the model."""
+    def _read(self, key: str, epoch: int) -> dict[str, Any]:
+        """The checkpoint's content with its structure, identity and curve validated."""
         path = self.path(key, epoch)
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
@@ -576,6 +575,18 @@ class CheckpointStore:
             or not all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in curve)
         ):
             raise ValueError(f"checkpoint {path}: curve must hold {epoch} accuracies in [0, 1]")
+        return state
+
+    def curve(self, key: str, epoch: int) -> list[float]:
+        """The validation curve ``1..epoch`` stored in the checkpoint of ``key`` at ``epoch`` (validated)."""
+        return [float(v) for v in self._read(key, epoch)["curve"]]
+
+    def load(self, key: str, epoch: int, model: nn.Module, optimizer: torch.optim.Optimizer) -> list[float]:
+        """Load the checkpoint of ``key`` at ``epoch`` into ``model`` and ``optimizer``; returns its curve.
+        ValueError (naming the file) when the file is not such a checkpoint or does not fit the model."""
+        path = self.path(key, epoch)
+        state = self._read(key, epoch)
+        curve = state["curve"]
         own = model.state_dict()
         sd = state["model"]
         if not isinstance(sd, dict) or set(sd) != set(own):

@@ -20,7 +20,8 @@ from the repository root (workers import ``examples.nas.nas_common`` from the dr
     python -m examples.nas.ray_nas --restore results/ray-nas/nas-iise-<stamp>   # resume an interrupted run
 
 Restoring: the experiment folder holds Tune's own state; ``Tuner.restore(path, trainable,
-resume_unfinished=True)`` resumes the unfinished trials from their checkpoints. Ray does not save a
+resume_unfinished=True)`` resumes the unfinished trials from their checkpoints (``--restore`` does that and
+reads the data options and rungs from the restored trials' configurations). Ray does not save a
 scheduler's state, so the IISE run adds ``SchedulerStateCallback(scheduler)`` to ``RunConfig(callbacks=...)``:
 it stores the scheduler's exact state with every experiment checkpoint and puts it back on restore (the
 callback and the scheduler are restored together), so trials already stopped stay stopped and the rungs
@@ -120,13 +121,22 @@ def summarise(name: str, results: tune.ResultGrid, data: nc.Splits, top: int, wa
             test = nc.held_out_accuracy(
                 params, top, data, nc.CheckpointStore(d), seed=int(best.config["settings"]["seed"])
             )
-    curves = []
+    curves = []  # each trial's curve, from its last checkpoint (a trial ends at a rung, which is checkpointed)
     for r in results:
-        df = r.metrics_dataframe
-        if df is not None and len(df):
-            curves.append(
-                {"candidate": r.config["candidate"], "epoch": df[TIME_ATTR].tolist(), METRIC: df[METRIC].tolist()}
-            )
+        if r.checkpoint is None or not r.metrics:
+            continue
+        key = nc.config_key(r.config["params"])
+        with r.checkpoint.as_directory() as d:
+            store = nc.CheckpointStore(d)
+            curve = store.curve(key, store.epochs(key)[-1])
+        curves.append(
+            {
+                "candidate": r.config["candidate"],
+                "epoch": list(range(1, len(curve) + 1)),
+                METRIC: curve,
+                "training_iteration": int(r.metrics["training_iteration"]),
+            }
+        )
     return {
         "scheduler": name,
         "epochs": int(sum(int(r.metrics.get(TIME_ATTR, 0)) for r in results if r.metrics)),
@@ -155,7 +165,7 @@ def run(
         with_resources(args),
         param_space={
             "candidate": tune.grid_search(list(range(len(cands)))),
-            "params": tune.sample_from(lambda spec: cands[spec.config.candidate]),
+            "params": tune.sample_from(lambda config: cands[config["candidate"]]),
             "settings": settings,
         },
         tune_config=tune.TuneConfig(metric=METRIC, mode=MODE, scheduler=sched, reuse_actors=True),
@@ -254,7 +264,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 str(Path(args.restore).resolve()), trainable=with_resources(args), resume_unfinished=True
             )
             results = restored.fit()
-            summaries.append(summarise("restored", results, data, top, time.perf_counter() - t0))
+            wall = time.perf_counter() - t0
+            first = next(iter(results)).config["settings"]  # the restored run's own data and rungs
+            spec = json.loads(first["data"])
+            spec.pop("device")
+            data, top = nc.load_data(**spec), int(first["epochs"][-1])
+            summaries.append(summarise("restored", results, data, top, wall))
         else:
             cands = nc.candidates(args.candidates, seed=args.seed)
             stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -272,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     finally:
         if started:
             ray.shutdown()
-    full = (args.candidates if not args.restore else len(summaries[0]["curves"])) * top
+    full = (args.candidates if not args.restore else len(summaries[0]["curves"])) * top  # the restored run's K
     print(f"\n{'scheduler':<10} {'epochs':>7} {'saved':>6} {'val acc':>8} {'test acc':>9} {'wall s':>7}  answer")
     for s in summaries:
         val = "-" if s["val_acc"] is None else f"{s['val_acc']:.4f}"
@@ -292,4 +307,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    # run the package module's main: Ray's workers import the trainable (and its data cache) from
+    # `examples.nas.ray_nas` by name, which `python -m` would otherwise leave as `__main__`
+    from examples.nas import ray_nas
+
+    ray_nas.main()
