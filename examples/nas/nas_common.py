@@ -476,6 +476,42 @@ def load_data(
     return Splits(xs[0], ys[0], xs[1], ys[1], xs[2], ys[2], n_classes=n_classes, source=source)
 
 
+def add_data_arguments(ap: Any) -> None:
+    """The data options both scripts share (an ``argparse.ArgumentParser``); see :func:`data_options`."""
+    ap.add_argument("--dataset", default="mnist", choices=["mnist", "digits"])
+    ap.add_argument("--data", default=None, help="an image-folder dataset (PATH/<class>/*.png or PATH/train/...)")
+    ap.add_argument("--image-size", type=int, default=14)
+    ap.add_argument("--n-train", type=int, default=1000)
+    ap.add_argument("--n-val", type=int, default=1000)
+    ap.add_argument("--n-test", type=int, default=1000)
+    ap.add_argument("--max-per-class", type=int, default=None, help="with --data: images read per class")
+    ap.add_argument("--seed", type=int, default=0, help="seeds the splits, the candidates and the training")
+
+
+def data_options(args: Any) -> dict[str, Any]:
+    """The :func:`load_data` keyword arguments from parsed :func:`add_data_arguments` options (JSON-safe)."""
+    return {
+        "dataset": args.dataset,
+        "data_path": None if args.data is None else str(Path(args.data).resolve()),
+        "image_size": args.image_size,
+        "n_train": args.n_train,
+        "n_val": args.n_val,
+        "n_test": args.n_test,
+        "max_per_class": args.max_per_class,
+        "seed": args.seed,
+    }
+
+
+def reduction_factor(epochs: Sequence[int]) -> int:
+    """The ratio of a geometric ladder (``(1, 3, 9)`` → 3): Hyperband's and ASHA's ``reduction_factor`` that puts
+    their rungs on the same epochs.
+
+    >>> reduction_factor((1, 3, 9)), reduction_factor((2, 4, 8, 16))
+    (3, 2)
+    """
+    return max(2, round((epochs[-1] / epochs[0]) ** (1 / max(1, len(epochs) - 1))))
+
+
 # ------------------------------------------------------------------------------------------------ device, threads
 def configure_torch(device: str = "auto", n_jobs: int = 1, threads: int | None = None) -> torch.device:
     """The device (``"auto"``: CUDA when available, else CPU) and, on CPU, ``torch.set_num_threads``.

@@ -189,8 +189,9 @@ def run_tpe_hyperband(nas: NAS, storage: str, name: str, epoch_budget: int, *, n
     after exactly ``epoch_budget`` epochs. A candidate proposed again resumes from its latest checkpoint and
     replays its recorded curve to the pruner, so TPE gets the same no-retraining benefit as MFSampler."""
     e = nas.epochs
-    rf = max(2, round((e[-1] / e[0]) ** (1 / max(1, len(e) - 1))))
-    pruner = optuna.pruners.HyperbandPruner(min_resource=e[0], max_resource=e[-1], reduction_factor=rf)
+    pruner = optuna.pruners.HyperbandPruner(
+        min_resource=e[0], max_resource=e[-1], reduction_factor=nc.reduction_factor(e)
+    )
     sampler = optuna.samplers.TPESampler(seed=nas.seed)
     study = optuna.create_study(study_name=name, storage=storage, direction="maximize", sampler=sampler, pruner=pruner)
     store = nas.store("tpe")
@@ -350,14 +351,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--n-jobs", type=int, default=1, help="parallel trials (threads)")
     ap.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
     ap.add_argument("--threads", type=int, default=None, help="torch threads on CPU (default 1 per job)")
-    ap.add_argument("--dataset", default="mnist", choices=["mnist", "digits"])
-    ap.add_argument("--data", default=None, help="an image-folder dataset (PATH/<class>/*.png or PATH/train/...)")
-    ap.add_argument("--image-size", type=int, default=14)
-    ap.add_argument("--n-train", type=int, default=1000)
-    ap.add_argument("--n-val", type=int, default=1000)
-    ap.add_argument("--n-test", type=int, default=1000)
-    ap.add_argument("--max-per-class", type=int, default=None, help="with --data: images read per class")
-    ap.add_argument("--seed", type=int, default=0)
+    nc.add_data_arguments(ap)
     ap.add_argument("--results", default="results", help="folder for the database, checkpoints, JSON and plot")
     ap.add_argument("--out", default=None, help="JSON path (default RESULTS/nas_optuna.json)")
     args = ap.parse_args(argv)
@@ -373,16 +367,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     ladder = nc.make_ladder(args.epochs, args.zeta)
     device = nc.configure_torch(args.device, args.n_jobs, args.threads)
-    data = nc.load_data(
-        args.dataset,
-        data_path=args.data,
-        image_size=args.image_size,
-        n_train=args.n_train,
-        n_val=args.n_val,
-        n_test=args.n_test,
-        max_per_class=args.max_per_class,
-        seed=args.seed,
-    ).to(device)
+    data = nc.load_data(**nc.data_options(args)).to(device)
     cands = nc.candidates(args.candidates, seed=args.seed)
     nas = NAS(data, cands, args.epochs, results / f"nas-checkpoints-{stamp}", args.seed)
     full = len(cands) * nas.top

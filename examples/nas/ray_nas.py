@@ -61,7 +61,7 @@ def make_scheduler(
         sched = IISEScheduler(ladder, time_attr=TIME_ATTR, delta=delta, sigma=sigma, n_trials=n, bias=nc.BIAS)
         return sched, [SchedulerStateCallback(sched)]
     if kind == "asha":
-        rf = max(2, round((epochs[-1] / epochs[0]) ** (1 / max(1, len(epochs) - 1))))
+        rf = nc.reduction_factor(epochs)
         return ASHAScheduler(time_attr=TIME_ATTR, max_t=epochs[-1], grace_period=epochs[0], reduction_factor=rf), []
     if kind == "fifo":
         return FIFOScheduler(), []
@@ -220,14 +220,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--cpus", type=int, default=2, help="CPUs for local Ray (one trial per CPU)")
     ap.add_argument("--device", default="cpu", help="cpu | cuda (then each trial asks Ray for --gpus-per-trial)")
     ap.add_argument("--gpus-per-trial", type=float, default=0.5)
-    ap.add_argument("--dataset", default="mnist", choices=["mnist", "digits"])
-    ap.add_argument("--data", default=None, help="an image-folder dataset (see optuna_nas)")
-    ap.add_argument("--image-size", type=int, default=14)
-    ap.add_argument("--n-train", type=int, default=1000)
-    ap.add_argument("--n-val", type=int, default=1000)
-    ap.add_argument("--n-test", type=int, default=1000)
-    ap.add_argument("--max-per-class", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
+    nc.add_data_arguments(ap)
     ap.add_argument("--results", default="results/ray-nas")
     ap.add_argument("--restore", default=None, help="an experiment folder to resume with Tuner.restore")
     args = ap.parse_args(argv)
@@ -236,16 +229,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     results_dir = Path(args.results).resolve()
     results_dir.mkdir(parents=True, exist_ok=True)
-    data_spec = {
-        "dataset": args.dataset,
-        "data_path": None if args.data is None else str(Path(args.data).resolve()),
-        "image_size": args.image_size,
-        "n_train": args.n_train,
-        "n_val": args.n_val,
-        "n_test": args.n_test,
-        "max_per_class": args.max_per_class,
-        "seed": args.seed,
-    }
+    data_spec = nc.data_options(args)
     data = nc.load_data(**data_spec)  # the driver's copy, for the held-out test accuracy of each answer
     settings = {
         "data": json.dumps({**data_spec, "device": args.device}, sort_keys=True),
