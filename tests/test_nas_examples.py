@@ -269,15 +269,14 @@ def test_ray_nas_with_iise_scheduler(tmp_path: Path, capsys) -> None:
     assert "IISE certificate" in capsys.readouterr().out
     _check_ray_run(out, tmp_path, ["iise"])
     (iise,) = out["schedulers"]
-    assert iise["scheduler_best"] == iise["answer"]  # the scheduler's answer is the best at the last rung
-    # --restore (Tuner.restore) of the finished experiment: nothing left to run, the same answer and epochs
+    # the scheduler's own answer is a best candidate at the last rung (ties may pick another index)
+    assert iise["scheduler_best_value"] == pytest.approx(iise["val_acc"])
+    # --restore (Tuner.restore) of the finished experiment: the same answer. Ray's experiment snapshots are
+    # periodic, so a trial the last snapshot had not yet seen stopped may run on (a few more epochs)
     again = ray_nas.main(["--restore", iise["path"], "--results", str(tmp_path / "restored")])
     (restored,) = again["schedulers"]
-    assert (restored["answer"], restored["epochs"], restored["test_acc"]) == (
-        iise["answer"],
-        iise["epochs"],
-        iise["test_acc"],
-    )
+    assert restored["val_acc"] == iise["val_acc"] and restored["errors"] == 0
+    assert iise["epochs"] <= restored["epochs"] <= 8
 
 
 @pytest.mark.slow

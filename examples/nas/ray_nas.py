@@ -108,7 +108,8 @@ def trainable(config: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- one run and its summary
 def _answer(results: tune.ResultGrid, top: int) -> tune.Result | None:
     done = [r for r in results if r.metrics and r.metrics.get(TIME_ATTR) == top and r.error is None]
-    return max(done, key=lambda r: r.metrics[METRIC]) if done else None
+    # ties (equal validation accuracy) go to the lowest candidate index, whatever order Ray lists results in
+    return max(done, key=lambda r: (r.metrics[METRIC], -int(r.config["candidate"]))) if done else None
 
 
 def summarise(name: str, results: tune.ResultGrid, data: nc.Splits, top: int, wall: float) -> dict[str, Any]:
@@ -266,6 +267,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     s["certificate"] = {"delta": cert.delta, "identified": cert.identified, "epsilon": cert.epsilon}
                     best = sched.best_config()
                     s["scheduler_best"] = None if best is None else int(best["candidate"])
+                    s["scheduler_best_value"] = cert.value
                 summaries.append(s)
                 print(f"{kind}: {s['epochs']} epochs, answer {s['answer']} (test {s['test_acc']}), {wall:.0f} s")
     finally:
