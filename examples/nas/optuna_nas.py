@@ -82,8 +82,8 @@ def suggest(trial: optuna.Trial) -> dict[str, Any]:
 class MethodResult:
     """One method's run: its answer, what it cost, and its anytime trace.
 
-    ``trace`` holds ``(epochs spent, candidate index)`` each time a candidate finished the top rung;
-    ``answer`` is the index of the method's final answer in the candidate list."""
+    ``trace`` holds ``(epochs spent, candidate index, validation accuracy)`` each time a candidate finished the
+    top rung; ``answer`` is the index of the method's final answer in the candidate list."""
 
     name: str
     answer: int | None
@@ -104,7 +104,7 @@ class NAS:
         self.data, self.cands, self.epochs, self.root, self.seed = data, cands, tuple(epochs), root, seed
         self.top = int(epochs[-1])
         self._index = {nc.config_key(c): i for i, c in enumerate(cands)}
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # guards the methods' traces under n_jobs > 1
 
     def store(self, method: str) -> nc.CheckpointStore:
         return nc.CheckpointStore(self.root / method)
@@ -155,7 +155,7 @@ def run_mf(
             if out.ended == "stopped":
                 raise optuna.TrialPruned(f"MFPruner at epoch {out.epoch}")
             if out.epoch == nas.top:
-                with nas._lock:
+                with nas.lock:
                     res.trace.append((meter.spent, nas.index(params), out.value))
             return finish(trial, out.value)  # below the top rung: recorded for the policy, ends PRUNED
 
@@ -215,7 +215,7 @@ def run_tpe_hyperband(nas: NAS, storage: str, name: str, epoch_budget: int, *, n
                 raise optuna.TrialPruned("epoch budget exhausted")
             if out.ended == "stopped":
                 raise optuna.TrialPruned(f"Hyperband at epoch {out.epoch}")
-            with nas._lock:
+            with nas.lock:
                 res.trace.append((meter.spent, i, out.value))
             return out.value
 
@@ -291,8 +291,7 @@ def summarise(res: MethodResult, nas: NAS, store: nc.CheckpointStore) -> dict[st
     params = None if i is None else nas.cands[i]
     val = test = None
     if params is not None:
-        model, opt = nc.build(params, nas.data, nas.seed)
-        val = store.load(nc.config_key(params), nas.top, model, opt)[-1]
+        val = store.curve(nc.config_key(params), nas.top)[-1]
         test = nas.test_acc(i, store)
     return {
         "method": res.name,
