@@ -3,11 +3,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-TEST_EXTRAS ?= dev,bench,gp,nas,optuna,ray
-DEMO_EXTRAS ?= bench,gp,optuna
+TEST_EXTRAS ?= dev,bench,gp,nas,optuna,ray,torch
+DEMO_EXTRAS ?= bench,gp,optuna,torch
 PYTEST_ARGS ?=
 
-.PHONY: demo simulate test test-slow lint bench clean
+.PHONY: demo quickstart simulate test test-slow lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,12 @@ $(VENV)/.installed-demo-$(DEMO_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(DEMO_EXTRAS)]"
 	touch $@
 
-## demo: the main job (multi-fidelity tuning of a real model with Optuna, MFSampler + MFPruner, SQLite)
+## demo: the main job (neural-architecture search on PyTorch with Optuna, MFSampler + MFPruner, SQLite; ~3 min)
 demo: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
+	$(BIN)/python -m examples.nas.optuna_nas
+
+## quickstart: the former main job (a linear classifier on scikit-learn's digits, MFSampler + MFPruner)
+quickstart: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
 	$(BIN)/python examples/optuna_quickstart.py
 
 ## simulate: the simulated best-arm identification comparing the policies (the former main job)

@@ -214,6 +214,9 @@ def test_state_round_trip_and_bad_arguments() -> None:
 
 
 # ------------------------------------------------------------------------------ end to end on one Ray session
+# the session-scoped `ray_session` fixture (one local Ray for all tests) is in conftest.py
+
+
 def fn_trainable(config: dict) -> None:
     import json
     import tempfile

