@@ -83,11 +83,26 @@ def is_inferred(ladder: FidelityLadder) -> bool:
 
 
 def resolve_ladder(
-    ladder: FidelityLadder | None, calibration: Any, who: str, *, integer_steps: bool = False
+    ladder: FidelityLadder | None,
+    calibration: Any,
+    who: str,
+    *,
+    integer_steps: bool = False,
+    resources: Sequence[float] | None = None,
 ) -> FidelityLadder | None:
-    """The ladder given or calibrated, validated; ``None`` when neither is given (to be inferred)."""
-    if ladder is not None and calibration is not None:
-        raise ValueError(f"{who}: give ladder= or calibration=, not both")
+    """The ladder given, calibrated, or over the ``resources`` given (rungs without a known ζ: racing only);
+    ``None`` when none is given (to be inferred)."""
+    pairs = (("ladder", ladder), ("calibration", calibration), ("resources", resources))
+    given = [name for name, v in pairs if v is not None]
+    if len(given) > 1:
+        raise ValueError(f"{who}: give one of ladder=, calibration= or resources=, not {' and '.join(given)}")
+    if resources is not None:
+        res = list(resources)
+        if len(res) < 1 or any(isinstance(r, bool) or not isinstance(r, (int, float)) for r in res):
+            raise ValueError(f"{who}: resources = {resources!r} must be a list of numbers (e.g. epochs [1, 3, 9, 27])")
+        if any(not (math.isfinite(r) and r > 0) for r in res) or any(b <= a for a, b in zip(res, res[1:])):
+            raise ValueError(f"{who}: resources = {res} must be positive and strictly increasing")
+        ladder = inferred_ladder(res)
     if ladder is None and calibration is None:
         return None
     lad = ladder if ladder is not None else calibration.ladder()

@@ -258,7 +258,8 @@ class MFSampler(_StudyCaches, BaseSampler):
     """Multi-fidelity racing (or any registered policy) as an Optuna sampler; see the module docstring.
 
     Args:
-        ladder / calibration: the rungs (resources) and, for policies other than ``race``, ζ; default: inferred.
+        ladder / calibration: the rungs (resources) and, for policies other than ``race``, ζ; or
+        resources: the rungs alone (e.g. epochs ``[1, 3, 9, 27]``: racing with the ζ⁺ prior); default: inferred.
         policy: ``"race"`` (default) or a registered finite-armed best-arm policy (needs ``ladder``).
         policy_kwargs: extra constructor arguments of the policy.
         search_space: ``{name: list of values or distribution}``; default: the first trial's distributions.
@@ -301,6 +302,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         ladder: FidelityLadder | None = None,
         *,
         calibration: Any = None,
+        resources: Sequence[float] | None = None,
         policy: str = "race",
         policy_kwargs: Mapping[str, Any] | None = None,
         search_space: Mapping[str, Any] | None = None,
@@ -320,13 +322,13 @@ class MFSampler(_StudyCaches, BaseSampler):
         fallback: BaseSampler | None = None,
         seed: int | None = None,
     ) -> None:
-        self.ladder = resolve_ladder(ladder, calibration, "MFSampler", integer_steps=True)
+        self.ladder = resolve_ladder(ladder, calibration, "MFSampler", integer_steps=True, resources=resources)
         self.policy_name = policy
         self.race = policy == "race"
         cls = get_policy(policy)
         self._gp = policy in _GP_POLICIES
         if not self.race:
-            if self.ladder is None:
+            if self.ladder is None or is_inferred(self.ladder):
                 raise ValueError(
                     f"policy = {policy!r} needs ladder= or calibration= (its fidelities and ζ); the default "
                     "policy 'race' infers the ladder"
@@ -811,7 +813,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
     ``bool``; paired with :class:`MFSampler` it carries out the sampler's decisions.
 
     Args:
-        ladder / calibration: the rungs (default: inferred, see :class:`MFSampler`).
+        ladder / calibration / resources: the rungs (default: inferred, see :class:`MFSampler`).
         rule: ``"race"`` or ``"iise"``. race_bias: ζ⁺ (default: the shipped prior, refined by the study).
         max_resource, min_resource, reduction_factor: the inferred ladder.
         delta, sigma: confidence and seed-to-seed σ (default: see the module docstring).
@@ -842,6 +844,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         ladder: FidelityLadder | None = None,
         *,
         calibration: Any = None,
+        resources: Sequence[float] | None = None,
         rule: str = "race",
         race_bias: Any = None,
         max_resource: float | None = None,
@@ -853,7 +856,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         bias: str = "zeta",
         eta: float | None = None,
     ) -> None:
-        self.ladder = resolve_ladder(ladder, calibration, "MFPruner", integer_steps=True)
+        self.ladder = resolve_ladder(ladder, calibration, "MFPruner", integer_steps=True, resources=resources)
         if rule not in RULES:
             raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
         if rule == "iise" and (self.ladder is None or is_inferred(self.ladder)):

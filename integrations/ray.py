@@ -89,7 +89,8 @@ class RungScheduler(FIFOScheduler):
     """Racing or IISE's elimination at rungs (see the module docstring).
 
     Args:
-        ladder / calibration: the rungs (``resources``, in units of ``time_attr``) and ζ; default: inferred.
+        ladder / calibration: the rungs (``resources``, in units of ``time_attr``) and ζ; or
+        resources: the rungs alone (racing with the ζ⁺ prior); default: inferred.
         metric, mode: as Ray's schedulers; may come from ``TuneConfig`` / ``tune.run`` instead.
         time_attr: the result field that measures progress (default ``"training_iteration"``).
         rule: ``"race"`` (default) or ``"iise"`` (needs a ladder with ζ).
@@ -121,6 +122,7 @@ class RungScheduler(FIFOScheduler):
         ladder: FidelityLadder | None = None,
         *,
         calibration: Any = None,
+        resources: Sequence[float] | None = None,
         metric: str | None = None,
         mode: str | None = None,
         time_attr: str = "training_iteration",
@@ -143,7 +145,7 @@ class RungScheduler(FIFOScheduler):
         if rule not in RULES:
             raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
         self.rule = rule
-        lad = resolve_ladder(ladder, calibration, type(self).__name__)
+        lad = resolve_ladder(ladder, calibration, type(self).__name__, resources=resources)
         if rule == "iise" and (lad is None or is_inferred(lad)):
             raise ValueError("rule = 'iise' needs ladder= or calibration= (a ζ for every rung)")
         if mode is not None and mode not in ("min", "max"):

@@ -243,7 +243,9 @@ def test_pruner_decisions_on_constructed_studies() -> None:
     "kwargs, match",
     [
         ({"policy": "iise-rungs"}, "needs ladder= or calibration="),
-        ({"ladder": LADDER, "calibration": object()}, "not both"),
+        ({"ladder": LADDER, "calibration": object()}, "not ladder and calibration"),
+        ({"resources": [1, 3, 2]}, "strictly increasing"),
+        ({"resources": [1, 3], "policy": "iise-rungs"}, "needs ladder= or calibration="),
         ({"ladder": FidelityLadder([1, 3], [0.1, 0.0])}, "the ladder needs resources"),
         ({"ladder": LADDER, "policy": "mf-ucb"}, "not a finite-armed best-arm policy"),
         ({"ladder": LADDER, "delta": 1.5}, "delta = 1.5 is out of range"),

@@ -47,33 +47,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mf_sched import FidelityLadder
-
 # ------------------------------------------------------------------------------------------------ fidelities
 EPOCHS = (1, 3, 9)
 """The rungs: epochs of training (the fidelities; cost = epochs)."""
-ZETA = (0.61, 0.37, 0.0)
-"""ζ(m): how far validation accuracy after 1 and 3 epochs can be from the accuracy after 9 epochs, measured on
-the default data by training the first 32 default candidates to 9 epochs: the ζ̂ that ``optuna_nas --compare
---candidates 32`` prints (0.601 and 0.359, the 0.95-quantile bound, here the largest gap), rounded up.
-Accuracy only rose with training in those runs (every bias ``µ(m) − µ(9) ≤ 0``), so IISE-γ's order-aware
-spread (Poiani et al. 2022, §5) is ``γ(m) = ζ(m)``: the examples use ``bias="gamma"``, which halves IISE's
-band ``2ζ(m)``."""
 SIGMA = 0.02
 """Seed-to-seed standard deviation of validation accuracy (1,000 validation images): measured 0.01-0.02 for
 the good architectures after 1-3 epochs over 3 seeds; mediocre ones spread more (0.04-0.10), which is why
-this is a modelling choice for the competitive candidates, not a bound for every architecture."""
-BIAS = "gamma"
-
-
-def make_ladder(epochs: Sequence[int] = EPOCHS, zeta: Sequence[float] = ZETA) -> FidelityLadder:
-    """The fidelity ladder of both examples: costs and resources = epochs, ζ(m) as given and γ(m) = ζ(m)
-    (valid when fewer epochs only underestimate the final accuracy; see :data:`ZETA`).
-
-    >>> make_ladder().resources
-    (1.0, 3.0, 9.0)
-    """
-    return FidelityLadder(costs=list(epochs), zeta=list(zeta), gamma=list(zeta), resources=list(epochs))
+this is a modelling choice for the competitive candidates, not a bound for every architecture. Both examples
+pass it to the racing rule (its own default for an accuracy is 0.01)."""
 
 
 # ------------------------------------------------------------------------------------------------ search space
