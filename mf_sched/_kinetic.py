@@ -387,9 +387,13 @@ class KineticMax:
             mt = self._mag(self._win[top[1]])
             near = [c for c in cands if vmax - c[2] <= TAU * (2.0 + mt + self._mag(self._win[c[1]]))]
         if len(near) > 1:
-            ex = [self.model.exact(self._win[c[1]], self.s) for c in near]
-            m = max(ex)
-            near = [c for c, e in zip(near, ex) if e == m]
+            lf = self._lf
+            if all(lf[self._win[c[1]]][1] == 0.0 for c in near):  # constants: their values are exact
+                near = [c for c in near if c[2] == vmax]
+            else:
+                ex = [self.model.exact(self._win[c[1]], self.s) for c in near]
+                m = max(ex)
+                near = [c for c, e in zip(near, ex) if e == m]
         near.sort()
         return sum(self._cnt[c[1]] for c in near), [(c[1], self._cnt[c[1]]) for c in near]
 
