@@ -481,12 +481,21 @@ class IncrementalResponse:
         self._dirty = {}
         pr.update_rows(rows, w, x, self.sigma)
 
-    def _challenger(self, i: int) -> tuple[float, int, float, float, np.ndarray]:
+    def _challenger(self, i: int, floor: float = -np.inf) -> tuple[float, int, float, float, np.ndarray]:
         """``(min_b f(i, b), b, η_i, η_b, values)`` (centred η; ``values``: ``f(i, ·)``, lower bounds where
-        not re-solved), re-solving as few pairs as the bounds allow."""
+        not re-solved), re-solving as few pairs as the bounds allow. When some exact value is already
+        ``≤ floor`` it is returned at once (the caller only needs to know that the minimum is not above)."""
         pr, sigma = self.pr, self.sigma
         proj = pr.proj
         cache = self._caches.get(i)
+        if floor > -np.inf:
+            slack = proj.hi >= proj.lo[i]
+            slack[i] = False
+            if slack.any():
+                sv = np.where(slack, proj.value, np.inf)
+                b = int(np.argmin(sv))
+                if proj.value[i] + sv[b] <= floor:  # a slack challenger already makes f(i, ·) small enough
+                    return float(proj.value[i] + sv[b]), b, float("nan"), float("nan"), sv
         if cache is None:
             f, ei, eb = _answer(pr, i, sigma)
             if len(self._caches) >= self.MAX_CACHED:
@@ -559,7 +568,7 @@ class IncrementalResponse:
             for i in cand[np.argsort(-bound[cand], kind="stable")].tolist():
                 if bound[i] <= best[0]:
                     break
-                r = (*self._challenger(i), i)
+                r = (*self._challenger(i, floor=best[0]), i)
                 if r[0] > best[0]:
                     best = r
         value, b, ei, eb, values, i = best
