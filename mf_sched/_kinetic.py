@@ -368,34 +368,41 @@ class KineticMax:
         """The maximum over every leaf but ``k``: total tie count and the tied subtrees in leaf order."""
         self._settle()
         P = self.P
+        s = self.s
+        cnt, win, lf = self._cnt, self._win, self._lf
         i = k + P
-        cands = []  # (first leaf, node, approx value)
+        cands = []  # (first leaf, node, approx value, magnitude, flat)
         h = 0
+        vmax = -_INF
         while i > 1:
             j = i ^ 1
-            if self._cnt[j]:
-                cands.append(((j << h) - P, j, self._val(self._win[j])))
+            if cnt[j]:
+                w = win[j]
+                a, b, end, _ = lf[w]
+                if s > end:
+                    a, b, end, _ = self._piece(w)
+                v = a + b * s
+                cands.append(((j << h) - P, j, v, abs(a) + b * s, b == 0.0))
+                if v > vmax:
+                    vmax = v
             i >>= 1
             h += 1
         if not cands:
             return 0, []
-        top = max(cands, key=lambda c: c[2])
-        vmax = top[2]
         if vmax == _INF or vmax == -_INF:
             near = [c for c in cands if c[2] == vmax]
         else:
-            mt = self._mag(self._win[top[1]])
-            near = [c for c in cands if vmax - c[2] <= TAU * (2.0 + mt + self._mag(self._win[c[1]]))]
+            mt = max(c[3] for c in cands if c[2] == vmax)
+            near = [c for c in cands if vmax - c[2] <= TAU * (2.0 + mt + c[3])]
         if len(near) > 1:
-            lf = self._lf
-            if all(lf[self._win[c[1]]][1] == 0.0 for c in near):  # constants: their values are exact
+            if all(c[4] for c in near):  # constants: their values are exact
                 near = [c for c in near if c[2] == vmax]
             else:
-                ex = [self.model.exact(self._win[c[1]], self.s) for c in near]
+                ex = [self.model.exact(win[c[1]], s) for c in near]
                 m = max(ex)
                 near = [c for c, e in zip(near, ex) if e == m]
-        near.sort()
-        return sum(self._cnt[c[1]] for c in near), [(c[1], self._cnt[c[1]]) for c in near]
+            near.sort()
+        return sum(cnt[c[1]] for c in near), [(c[1], cnt[c[1]]) for c in near]
 
     def top_excluding(self, k: int) -> tuple[int, int]:
         """``(count, leaf)`` of the maximum over every leaf but ``k`` (count 0 when ``n = 1``)."""
