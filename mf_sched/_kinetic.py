@@ -333,6 +333,11 @@ class KineticMax:
             return 1, 0
         return self._cnt[1], self._win[1]
 
+    def top_value(self) -> float:
+        """The maximum by the linear model (call after :meth:`top`): exact for constants such as
+        ``±inf``, within ``TAU`` (relative) of the exact maximum otherwise."""
+        return self._val(self._win[1] if self.P > 1 else 0)
+
     def max_value(self) -> float:
         """The exact maximum value (at the current ``s``)."""
         c, k = self.top()

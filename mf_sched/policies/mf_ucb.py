@@ -211,7 +211,7 @@ class MFUCB(Policy):
         tree = self._tree
         tree.set_s(self._sqrt_log_t())
         count, arm = tree.top()
-        if tree.max_value() == -np.inf:  # every arm waits for its first result (W > K): spread the load
+        if tree.top_value() == -np.inf:  # every arm waits for its first result (W > K): spread the load
             arm = argmax_random(-self._eff_arm.astype(float), self._rng)
         elif count > 1:  # ties broken uniformly at random, in arm order (as argmax_random)
             arm = tree.select(int(self._rng.integers(count)))

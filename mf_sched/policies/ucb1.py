@@ -140,7 +140,7 @@ class UCB1(Policy):
             # the untouched arms are the tree's +inf leaves, in arm order
             return tree.select(int(self._rng.integers(self._fresh))), self.fidelity
         count, arm = tree.top()
-        if tree.max_value() == -np.inf:  # every arm is waiting for its first result: spread the load
+        if tree.top_value() == -np.inf:  # every arm is waiting for its first result: spread the load
             return argmax_random(-self._pending.astype(float), self._rng), self.fidelity
         if count > 1:  # ties broken uniformly at random, in arm order (as argmax_random)
             arm = tree.select(int(self._rng.integers(count)))
