@@ -513,10 +513,8 @@ class IncrementalResponse:
         idx = np.flatnonzero(bind)
         if idx.size:
             stale_at = np.maximum(np.maximum(self._wt[idx], self._xt[idx]), max(self._wt[i], self._xt[i]))
-            bad = idx[ft[idx] < self._xt[idx]]  # changed means: the kept value is no bound
-            if bad.size:
-                self._solve_pairs(i, cache, bad)
             eff[idx] = F[idx]
+            eff[idx[ft[idx] < self._xt[idx]]] = -np.inf  # changed means: no bound, re-solved first
             while True:
                 b = int(np.argmin(eff))
                 is_stale = ft[idx] < stale_at
@@ -528,7 +526,7 @@ class IncrementalResponse:
                         break
                 else:
                     stale = idx[is_stale]
-                    if stale.size > self.BATCH:
+                    if stale.size > 2 * self.BATCH:  # few stale pairs are re-solved at once (one call)
                         stale = stale[np.argpartition(eff[stale], self.BATCH)[: self.BATCH]]
                 self._solve_pairs(i, cache, stale)
                 eff[stale] = F[stale]
@@ -628,9 +626,11 @@ class ResponseUpperBound:
         """Rows of ``w`` or ``x`` changed (in place)."""
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         self._h_e[rows] = _h(self.w[rows], self.x[rows], self.zeta, self.e[rows])
-        if np.isin(self._pair, rows).any():
+        changed = rows.tolist()
+        T, B = self._pair.tolist()
+        if T in changed or B in changed:
             self._hTB = _h(self.w[self._pair], self.x[self._pair], self.zeta, self._etas)
-            if (rows == self.T).any():
+            if T in changed:
                 self._h_T = self._h_T_row()
 
     def value(self) -> float:
