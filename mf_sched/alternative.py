@@ -64,10 +64,12 @@ import numpy as np
 __all__ = [
     "Projection",
     "BestResponse",
+    "IncrementalResponse",
     "project",
     "answer_values",
     "best_response",
     "response_upper_bound",
+    "ResponseUpperBound",
     "alternative_means",
 ]
 
@@ -169,9 +171,10 @@ class _Problem:
 
     __slots__ = ("w", "x", "z", "c", "pos", "dA", "dB", "A0", "B0", "sign", "proj")
 
-    def __init__(self, w: np.ndarray, x: np.ndarray, z: np.ndarray, sigma: float) -> None:
+    def __init__(self, w: np.ndarray, x: np.ndarray, z: np.ndarray, sigma: float, centre: float | None = None) -> None:
         K, M = x.shape
-        self.c = c = float(x[:, -1].sum()) / K  # translation invariance: centre the means (precision)
+        # translation invariance: centre the means (precision), unless a fixed centre is given
+        self.c = c = float(x[:, -1].sum()) / K if centre is None else float(centre)
         xc = x - c
         low = xc - z
         up = xc + z
@@ -204,6 +207,41 @@ class _Problem:
         eta = np.where(np.isfinite(l_), l_, 0.0)  # lo = −inf only when all weights are 0 (value 0)
         v[idx] = _h(w[idx], xc[idx], z, eta) / (2.0 * sigma * sigma)
         self.proj = Projection(lo, hi, v)
+
+    def update_rows(self, rows: np.ndarray, w: np.ndarray, x: np.ndarray, sigma: float) -> None:
+        """Replace the weights and (uncentred) means of ``rows`` and recompute their events and projections
+        in place (the centre ``c`` is kept: the model is translation invariant). ``proj`` must own its arrays."""
+        M = x.shape[1]
+        xc = x - self.c
+        low = xc - self.z
+        up = xc + self.z
+        self.w[rows] = w
+        self.x[rows] = xc
+        self.pos[rows] = np.concatenate((up, low), axis=1)
+        self.dA[rows] = np.concatenate((w, -w), axis=1)
+        wl = w * low
+        self.dB[rows] = np.concatenate((w * up, -wl), axis=1)
+        self.A0[rows] = w.sum(axis=1)
+        self.B0[rows] = wl.sum(axis=1)
+        xm = xc[:, -1]
+        easy = w[:, -1] > 0
+        if M > 1:
+            easy &= ((low[:, :-1] <= xm[:, None]) & (up[:, :-1] >= xm[:, None])).all(axis=1)
+        lo = xm.copy()
+        hi = xm.copy()
+        v = np.zeros(rows.size)
+        hard = np.flatnonzero(~easy)
+        if hard.size:
+            r = rows[hard]
+            need_hi = bool((w[hard, -1] <= 0).any())
+            l_, h_ = _solve(self.pos[r], self.dA[r], self.dB[r], self.A0[r], self.B0[r], need_hi)
+            lo[hard] = l_
+            hi[hard] = h_ if need_hi else l_
+            eta = np.where(np.isfinite(l_), l_, 0.0)
+            v[hard] = _h(w[hard], xc[hard], self.z, eta) / (2.0 * sigma * sigma)
+        self.proj.lo[rows] = lo
+        self.proj.hi[rows] = hi
+        self.proj.value[rows] = v
 
     def pair_min(self, i: int, idx: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
         """``min_η h_i(η) + h_b(η)`` for the answer ``i`` against the arms ``idx`` (centred η, value)."""
@@ -344,6 +382,197 @@ def best_response(
     return best
 
 
+class _AnswerCache:
+    """``f(i, b)`` for every challenger ``b`` of one answer ``i``, each exact when computed (``ft``: when)."""
+
+    __slots__ = ("t0", "f", "ft", "eta")
+
+    def __init__(self, t0: int, f: np.ndarray, eta: np.ndarray) -> None:
+        self.t0 = t0
+        self.f = f
+        self.ft = np.full(f.size, t0, dtype=np.int64)
+        self.eta = eta
+
+
+class IncrementalResponse:
+    """:func:`best_response` for weights and means that change a few rows at a time (MF-GRAD's steps).
+
+    The pair values ``f(i, b)`` of the answers evaluated recently are kept between calls. When only
+    weights increase (``set_rows(..., grow=True)``: MF-GRAD's exponential-weights step only increases
+    the rows it touches, up to a common factor that does not change the answer, the challenger or the
+    alternative), every ``f`` can only increase (each ``h_j`` grows pointwise), so a kept value is a
+    lower bound: the closest challenger is found by re-solving only the pairs whose bound is below the
+    best exact value found (usually one or two), instead of all ``K − 1``. A change of means (a new
+    sample) or any other change of a row invalidates that row's pairs (and the whole cache of an answer
+    whose row changed). Bounds within a relative ``MARGIN`` of the minimum are re-solved as well, so the
+    result is a function of the current ``(w, x)`` alone (what was kept only saves work: a policy restored
+    from its state decides exactly as the original). The answer level is that of :func:`best_response`;
+    the means are not centred (it centres them), so values can differ from it in the last digits.
+
+    >>> w = np.ones((3, 2)); x = np.array([[0.4, 0.5], [0.5, 0.6], [0.3, 0.35]]); z = np.array([0.1, 0.0])
+    >>> ir = IncrementalResponse(w, x, z, sigma=0.1)
+    >>> r = ir.solve(); s = best_response(w, x, z, 0.1)
+    >>> (r.answer, r.challenger, round(r.value, 9)) == (s.answer, s.challenger, round(s.value, 9))
+    True
+    >>> ir.set_rows([1], w=2 * w[1:2], grow=True)            # the answer's weights grow
+    >>> r = ir.solve(); s = best_response(np.array([[1, 1], [2, 2], [1, 1.]]), x, z, 0.1)
+    >>> (r.answer, r.challenger, round(r.value, 9)) == (s.answer, s.challenger, round(s.value, 9))
+    True
+    """
+
+    #: answers whose pair values are kept
+    MAX_CACHED = 16
+    #: pairs re-solved together while the lowest bound is stale
+    BATCH = 8
+    #: relative margin: kept bounds within it of the minimum are re-solved too (rounding)
+    MARGIN = 1e-9
+
+    def __init__(self, w: object, x: object, zeta: object, sigma: float) -> None:
+        self.z = np.asarray(zeta, dtype=float)
+        self.sigma = float(sigma)
+        self.reset(w, x)
+
+    def reset(self, w: object, x: object) -> None:
+        """Start again from weights ``w`` and means ``x`` (K×M), forgetting every kept value."""
+        w = np.array(w, dtype=float)
+        x = np.array(x, dtype=float)
+        self.K = x.shape[0]
+        self._x = x.copy()
+        # no centring: every value is then a function of the current (w, x) alone, whatever was kept
+        self.pr = _Problem(w, x, self.z, self.sigma, centre=0.0)
+        p = self.pr.proj
+        self.pr.proj = Projection(p.lo.copy(), p.hi.copy(), p.value.copy())
+        self._now = 0
+        self._wt = np.zeros(self.K, dtype=np.int64)  # last growth of each row's weights
+        self._xt = np.zeros(self.K, dtype=np.int64)  # last invalidating change of each row
+        self._caches: dict[int, _AnswerCache] = {}
+        self._dirty: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}
+
+    def set_rows(self, rows: object, w: object = None, x: object = None, *, grow: bool = False) -> None:
+        """New weights and/or means of ``rows``. ``grow=True`` promises that no weight decreased and the
+        means did not change (kept pair values stay lower bounds)."""
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        self._now += 1
+        wa = None if w is None else np.asarray(w, dtype=float).reshape(rows.size, -1)
+        xa = None if x is None else np.asarray(x, dtype=float).reshape(rows.size, -1)
+        for j, r in enumerate(rows.tolist()):
+            old = self._dirty.get(r, (None, None))
+            self._dirty[r] = (old[0] if wa is None else wa[j], old[1] if xa is None else xa[j])
+        if grow and x is None:
+            self._wt[rows] = self._now
+        else:
+            self._xt[rows] = self._now
+            self._wt[rows] = self._now
+            for r in rows.tolist():
+                self._caches.pop(r, None)
+
+    def _refresh(self) -> None:
+        if not self._dirty:
+            return
+        pr = self.pr
+        rows = np.fromiter(self._dirty, dtype=np.int64, count=len(self._dirty))
+        w = pr.w[rows].copy()
+        for j, (wr, xr) in enumerate(self._dirty.values()):
+            if wr is not None:
+                w[j] = wr
+            if xr is not None:
+                self._x[rows[j]] = xr
+        x = self._x[rows]
+        self._dirty = {}
+        pr.update_rows(rows, w, x, self.sigma)
+
+    def _challenger(self, i: int, floor: float = -np.inf) -> tuple[float, int, float, float, np.ndarray]:
+        """``(min_b f(i, b), b, η_i, η_b, values)`` (centred η; ``values``: ``f(i, ·)``, lower bounds where
+        not re-solved), re-solving as few pairs as the bounds allow. When some exact value is already
+        ``≤ floor`` it is returned at once (the caller only needs to know that the minimum is not above)."""
+        pr, sigma = self.pr, self.sigma
+        proj = pr.proj
+        cache = self._caches.get(i)
+        if floor > -np.inf:
+            slack = proj.hi >= proj.lo[i]
+            slack[i] = False
+            if slack.any():
+                sv = np.where(slack, proj.value, np.inf)
+                b = int(np.argmin(sv))
+                if proj.value[i] + sv[b] <= floor:  # a slack challenger already makes f(i, ·) small enough
+                    return float(proj.value[i] + sv[b]), b, float("nan"), float("nan"), sv
+        if cache is None:
+            f, ei, eb = _answer(pr, i, sigma)
+            if len(self._caches) >= self.MAX_CACHED:
+                self._caches.pop(next(iter(self._caches)))
+            self._caches[i] = _AnswerCache(self._now, f, ei)
+            b = int(np.argmin(f))
+            return float(f[b]), b, float(ei[b]), float(eb[b]), f
+        self._caches[i] = self._caches.pop(i)  # most recently used last
+        F, ft = cache.f, cache.ft
+        lo, hi, v = proj.lo, proj.hi, proj.value
+        bind = hi < lo[i]
+        bind[i] = False
+        eff = v[i] + v  # slack pairs: exact
+        eff[i] = np.inf
+        idx = np.flatnonzero(bind)
+        if idx.size:
+            stale_at = np.maximum(np.maximum(self._wt[idx], self._xt[idx]), max(self._wt[i], self._xt[i]))
+            eff[idx] = F[idx]
+            eff[idx[ft[idx] < self._xt[idx]]] = -np.inf  # changed means: no bound, re-solved first
+            while True:
+                b = int(np.argmin(eff))
+                is_stale = ft[idx] < stale_at
+                if not bind[b] or ft[b] >= max(self._wt[b], self._xt[b], self._wt[i], self._xt[i]):
+                    # an exact minimum: re-solve the kept bounds that rounding could put below it
+                    m = float(eff[b])
+                    stale = idx[is_stale & (eff[idx] <= m + self.MARGIN * abs(m))]
+                    if stale.size == 0:
+                        break
+                else:
+                    stale = idx[is_stale]
+                    if stale.size > 2 * self.BATCH:  # few stale pairs are re-solved at once (one call)
+                        stale = stale[np.argpartition(eff[stale], self.BATCH)[: self.BATCH]]
+                self._solve_pairs(i, cache, stale)
+                eff[stale] = F[stale]
+        b = int(np.argmin(eff))
+        if bind[b]:
+            e = float(cache.eta[b])
+            return float(eff[b]), b, e, e, eff
+        lo_c = max(lo[i], lo[b])
+        hi_c = min(hi[i], hi[b])
+        if lo_c <= hi_c:  # as _answer: the common minimiser nearest the midpoint of the top-fidelity means
+            mid = min(max(0.5 * (pr.x[i, -1] + pr.x[b, -1]), lo_c), hi_c)
+            return float(eff[b]), b, float(mid), float(mid), eff
+        return float(eff[b]), b, float(hi[i]), float(lo[b]), eff
+
+    def _solve_pairs(self, i: int, cache: _AnswerCache, idx: np.ndarray) -> None:
+        e, val = self.pr.pair_min(i, idx, self.sigma)
+        cache.f[idx] = val
+        cache.eta[idx] = e
+        cache.ft[idx] = self._now
+
+    def solve(self) -> BestResponse:
+        """The closest alternative ``max_i min_{b≠i} f(i, b)`` at the current weights and means (as
+        :func:`best_response`; ``values`` holds lower bounds where a pair was not re-solved)."""
+        self._refresh()
+        pr = self.pr
+        c = pr.c
+        if self.K == 1:
+            x0 = float(pr.x[0, -1] + c)
+            return BestResponse(0.0, 0, -1, x0, float("nan"), np.array([np.inf]), np.array([x0]))
+        v = pr.proj.value
+        top = int(np.argmax(pr.proj.lo))
+        best = (*self._challenger(top), top)
+        if v.any():
+            bound = v + v[top]
+            bound[top] = -np.inf
+            cand = np.flatnonzero(bound > best[0])
+            for i in cand[np.argsort(-bound[cand], kind="stable")].tolist():
+                if bound[i] <= best[0]:
+                    break
+                r = (*self._challenger(i, floor=best[0]), i)
+                if r[0] > best[0]:
+                    best = r
+        value, b, ei, eb, values, i = best
+        return BestResponse(value, i, b, ei + c, eb + c, values, pr.proj.lo + c)
+
+
 def response_upper_bound(w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: float, stale: BestResponse) -> float:
     """A cheap upper bound on ``Z(w, x) = max_i min_{b≠i} f(i, b)`` from a (possibly stale) best response.
 
@@ -360,24 +589,63 @@ def response_upper_bound(w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: 
     >>> bool(abs(response_upper_bound(w, x, z, 0.1, r) - r.value) < 1e-12)
     True
     """
-    K = x.shape[0]
-    T, B = stale.answer, stale.challenger
-    e = stale.projection
-    rows = np.array([T, B])
-    hTB = _h(w[rows], x[rows], zeta, np.array([stale.eta_answer, stale.eta_challenger]))
-    ub = float(hTB[0] + hTB[1])
-    h_e = _h(w, x, zeta, e)  # every arm at its stale projection point
-    order = np.argsort(-e, kind="stable")
-    before = np.empty(K)
-    before[0] = np.inf
-    np.minimum.accumulate(h_e[order][:-1], out=before[1:])  # cheapest arm ranked strictly higher
-    best_b = np.empty(K)
-    best_b[order] = before
-    eT = np.array([e[T]])
-    h_T = _h(w[T][None, :], x[T][None, :], zeta, np.maximum(e, eT[0]))  # arm T moved to max(e_i, e_T)
-    cand = h_e + np.minimum(best_b, h_T)
-    cand[T] = -np.inf
-    return max(ub, float(cand.max())) / (2.0 * sigma * sigma)
+    return ResponseUpperBound(w, x, zeta, sigma, stale).value()
+
+
+class ResponseUpperBound:
+    """:func:`response_upper_bound` kept up to date while rows of ``(w, x)`` change one at a time.
+
+    ``w`` and ``x`` are read by reference: after changing rows of them in place, call :meth:`update` with
+    those rows; :meth:`value` then equals ``response_upper_bound(w, x, zeta, sigma, stale)`` exactly, at
+    ``O(K)`` per call instead of ``O(K log K + KM)`` (the stale answer's row costs ``O(KM)``).
+
+    >>> w = np.array([[5.0, 5.0], [5.0, 5.0]]); x = np.array([[0.4, 0.5], [0.5, 0.6]]); z = np.array([0.1, 0.0])
+    >>> ub = ResponseUpperBound(w, x, z, 0.1, best_response(w, x, z, 0.1))
+    >>> w[1] += 1.0; ub.update([1])
+    >>> ub.value() == response_upper_bound(w, x, z, 0.1, ub.stale)
+    True
+    """
+
+    def __init__(self, w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: float, stale: BestResponse) -> None:
+        self.w, self.x, self.zeta, self.sigma, self.stale = w, x, zeta, sigma, stale
+        self.e = e = stale.projection
+        self.T = stale.answer
+        self._pair = np.array([stale.answer, stale.challenger])
+        self._etas = np.array([stale.eta_answer, stale.eta_challenger])
+        self.order = np.argsort(-e, kind="stable")
+        self._hTB = _h(w[self._pair], x[self._pair], zeta, self._etas)
+        self._h_e = _h(w, x, zeta, e)  # every arm at its stale projection point
+        self._eT = np.maximum(e, e[self.T])
+        self._h_T = self._h_T_row()
+
+    def _h_T_row(self) -> np.ndarray:
+        T = self.T
+        return _h(self.w[T][None, :], self.x[T][None, :], self.zeta, self._eT)  # arm T moved to max(e_i, e_T)
+
+    def update(self, rows: object) -> None:
+        """Rows of ``w`` or ``x`` changed (in place)."""
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        self._h_e[rows] = _h(self.w[rows], self.x[rows], self.zeta, self.e[rows])
+        changed = rows.tolist()
+        T, B = self._pair.tolist()
+        if T in changed or B in changed:
+            self._hTB = _h(self.w[self._pair], self.x[self._pair], self.zeta, self._etas)
+            if T in changed:
+                self._h_T = self._h_T_row()
+
+    def value(self) -> float:
+        """The upper bound at the current ``(w, x)``."""
+        K = self.x.shape[0]
+        ub = float(self._hTB[0] + self._hTB[1])
+        order = self.order
+        before = np.empty(K)
+        before[0] = np.inf
+        np.minimum.accumulate(self._h_e[order][:-1], out=before[1:])  # cheapest arm ranked strictly higher
+        best_b = np.empty(K)
+        best_b[order] = before
+        cand = self._h_e + np.minimum(best_b, self._h_T)
+        cand[self.T] = -np.inf
+        return max(ub, float(cand.max())) / (2.0 * self.sigma * self.sigma)
 
 
 def alternative_means(x: object, zeta: object, eta: float) -> np.ndarray:

@@ -75,7 +75,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from mf_sched.curves import LearningCurves, RungValues, parse_fidelities
 from mf_sched.ladder import FidelityLadder
@@ -138,6 +137,8 @@ def bound_count(n: int, quantile: float, confidence: float, method: str = "boots
     if n < 1:
         raise ValueError("no values to take a quantile of")
     k = max(1, math.ceil(q * n - 1e-9))
+    from scipy import stats  # lazy: scipy.stats is slow to import
+
     if method == "bootstrap":
         p = stats.binom.sf(k - 1, n, np.arange(1, n + 1) / n)
         return k, int(np.argmax(p >= c - 1e-12)) + 1

@@ -49,7 +49,9 @@ __all__ = [
     "anytime_radius",
     "lil_radius",
     "wang_beta",
+    "wang_beta_numerator",
     "lucb1_beta",
+    "lucb1_beta_numerator",
     "ucb1_bonus",
     "psi",
     "psi_inv",
@@ -194,13 +196,24 @@ def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLi
     if _scalars(n, t, delta, L, sigma) and n > 0 and t >= 0 and 0 < delta < 1 and L > 0 and 0 < sigma < math.inf:
         return 2.0 * sigma * math.sqrt(math.log(L * max(t, 1.0) ** 4 / delta) / n)
     n = _counts(n)
+    return _safe_sqrt_ratio(wang_beta_numerator(t, delta, L, sigma), np.asarray(n, dtype=float))
+
+
+def wang_beta_numerator(t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> Any:
+    """``4σ² log(L t⁴/δ)``: :func:`wang_beta` is ``√(this / n)`` (for array ``n``, computed exactly so), which
+    lets a policy evaluate the radius of single cells without a numpy call per cell.
+
+    >>> import math
+    >>> num = wang_beta_numerator(3, 0.1, L=60)
+    >>> math.sqrt(num / 7) == float(wang_beta(np.array([7]), 3, 0.1, L=60)[0])
+    True
+    """
     t = _counts(t, "t")
     d = _check_delta(delta)
     s = _check_sigma(sigma)
     if not L > 0:
         raise ValueError(f"L = {L} must be > 0")
-    num = 4.0 * s**2 * np.log(L * np.maximum(t, 1.0) ** 4 / d)
-    return _safe_sqrt_ratio(num, np.asarray(n, dtype=float))
+    return 4.0 * s**2 * np.log(L * np.maximum(t, 1.0) ** 4 / d)
 
 
 def lucb1_beta(
@@ -215,13 +228,23 @@ def lucb1_beta(
     0.974...
     """
     u = _counts(u, "u")
+    return _safe_sqrt_ratio(lucb1_beta_numerator(t, delta, n_arms, sigma, k1), np.asarray(u, dtype=float))
+
+
+def lucb1_beta_numerator(t: ArrayLike, delta: float, n_arms: int, sigma: ArrayLike = 0.5, k1: float = 1.25) -> Any:
+    """``2σ² log(k₁ K t⁴/δ)``: :func:`lucb1_beta` is ``√(this / u)``, computed exactly so.
+
+    >>> import math
+    >>> num = lucb1_beta_numerator(2, 0.1, n_arms=10)
+    >>> math.sqrt(num / 4) == float(lucb1_beta(4, 2, 0.1, n_arms=10))
+    True
+    """
     t = _counts(t, "t")
     d = _check_delta(delta)
     s = _check_sigma(sigma)
     if n_arms < 1:
         raise ValueError(f"n_arms = {n_arms} must be >= 1")
-    num = 2.0 * s**2 * np.log(k1 * n_arms * np.maximum(t, 1.0) ** 4 / d)
-    return _safe_sqrt_ratio(num, np.asarray(u, dtype=float))
+    return 2.0 * s**2 * np.log(k1 * n_arms * np.maximum(t, 1.0) ** 4 / d)
 
 
 def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:

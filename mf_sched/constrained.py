@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from mf_sched._progress import Progress
 from mf_sched.instance import _pos_float, read_instance_json
@@ -650,6 +649,8 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """
     if n <= 0:
         return math.nan, math.nan
+    from scipy import stats  # lazy: scipy.stats is slow to import
+
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     p = k / n
     den = 1 + z * z / n

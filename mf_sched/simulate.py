@@ -29,17 +29,14 @@ rate, regrets, and the instance's cost lower bounds (:mod:`mf_sched.bounds`): ``
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from mf_sched._progress import Progress
 from mf_sched.bounds import instance_lower_bound, instance_tight_lower_bound
@@ -443,6 +440,8 @@ def mean_ci95(x: Any) -> tuple[float, float]:
     m = float(a.mean())
     if a.size < 2:
         return m, float("nan")
+    from scipy import stats  # lazy: scipy.stats costs ~1 s of import time
+
     return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
 
 
@@ -529,6 +528,9 @@ def run_many(
                 results.append(_one_run(j))
                 bar.update()
         else:
+            import multiprocessing  # lazy: only parallel runs need the process machinery
+            from concurrent.futures import ProcessPoolExecutor
+
             ctx = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=min(n_jobs, runs), mp_context=ctx) as ex:
                 for r in ex.map(_one_run, jobs):

@@ -207,7 +207,7 @@ def test_glr_shortcut_stops_exactly_when_the_exact_statistic_would():
     class Exact(MFGrad):
         name = "mf-grad"  # a test double, not registered
 
-        def _check_stop(self):
+        def _check_stop(self, rows=None):
             if self._identified >= 0 or self._n_zero > 0:
                 return
             N, x = self._means()

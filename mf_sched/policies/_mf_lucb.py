@@ -29,6 +29,11 @@ smallest value Theorem 3.4 allows, digest A3):
   pulls + 1 instead, as Poiani et al. 2024's re-implementation does (more conservative);
 * ties are broken uniformly at random with the policy's seeded generator (digest A13).
 
+Cost per round: the arms' UCBs sit in a kinetic tournament (:mod:`mf_sched._kinetic`): the two arms
+sampled in a round are updated in O(M + log K), the growth of ``t`` re-decides only the comparisons
+whose certificate expires, and ``ℓ_t``, ``u_t`` and their ties are exactly those of recomputing every
+bound (tested side by side with that recomputation); :meth:`MFLUCB.bounds` still gives every arm's bounds.
+
 Correctness (Theorem 3.4) holds for every EXPLORE procedure, because stopping only uses the β-intervals.
 **Termination does not**: on ``poiani2024-lucb-nonstop.json`` EXPLORE-A and EXPLORE-B concentrate on a
 fidelity whose bias ζ(m) keeps the two intervals from separating and never stop (digest A7). Every
@@ -55,10 +60,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mf_sched._kinetic import KineticMax, LeafModel
 from mf_sched.confidence import wang_beta
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded
-from mf_sched.policy import Recommendation, RoundPolicy, argmax_random, check_delta
+from mf_sched.policy import Recommendation, RoundPolicy, check_delta
 
 __all__ = ["MFLUCB", "PriorBoundsLUCB"]
 
@@ -117,12 +123,15 @@ class MFLUCB(RoundPolicy):
         self._sqrt_lam = np.sqrt(self._lam)
         lo, hi = (self.noise.low, self.noise.high) if isinstance(self.noise, Bounded) else (-np.inf, np.inf)
         self._clip = (float(lo), float(hi))
+        self._zeta_list = self._zeta.tolist()
+        self._sqrt_lam_list = self._sqrt_lam.tolist()
         self._t = 0
         self._identified = -1
         self._exhausted = False
         self._leader = -1
         self._challenger = -1
         self._init_explore()
+        self._tree = KineticMax(self.n_arms, _LUCBLeaves(self), s=self._radius_constant(self.round_index()))
         self._set_config(
             delta=self.delta,
             L=None if L is None else L_val,
@@ -153,6 +162,31 @@ class MFLUCB(RoundPolicy):
     def round_index(self) -> int:
         """The ``t`` of the radius for the round being decided."""
         return self._t + 1 if self.t_mode == "round" else self._n_told + 1
+
+    def _after_load(self) -> None:
+        self._tree = KineticMax(self.n_arms, _LUCBLeaves(self), s=self._radius_constant(self.round_index()))
+
+    def _radius_constant(self, t: int) -> float:
+        """``β(1, t, δ)``: the radius of a cell with ``N`` samples is this divided by ``√N``."""
+        return float(wang_beta(1, t, self.delta, self.L, self.sigma))
+
+    def _ucb_one(self, k: int, c: float) -> float:
+        """``UCB_k`` (Eq. 5) with radius constant ``c``, with the arithmetic of :meth:`bounds`."""
+        v = math.inf
+        for mu, n, z in self._tree._sig[k]:
+            u = mu + (c / math.sqrt(n) + z)
+            if u < v:
+                v = u
+        return min(v, self._clip[1])
+
+    def _lcb_one(self, k: int, c: float) -> float:
+        """``LCB_k`` (Eq. 5) with radius constant ``c``, with the arithmetic of :meth:`bounds`."""
+        v = -math.inf
+        for mu, n, z in self._tree._sig[k]:
+            u = mu - (c / math.sqrt(n) + z)
+            if u > v:
+                v = u
+        return max(v, self._clip[0])
 
     def _mu_hat(self) -> np.ndarray:
         """Empirical means per (arm, fidelity); 0 where there is no sample (its radius is +inf)."""
@@ -188,13 +222,19 @@ class MFLUCB(RoundPolicy):
             self._exhausted = True
             return None
         t = self.round_index()
-        ucb, lcb = self.bounds(t)
-        lead = argmax_random(ucb, self._rng)
-        u = ucb.copy()
-        u[lead] = -np.inf
-        chal = argmax_random(u, self._rng)
+        c = self._radius_constant(t)
+        # the top two UCBs (ties broken uniformly at random, in arm order) from the kinetic tournament:
+        # exactly argmax_random over the UCBs of bounds(t), then over the others
+        tree = self._tree
+        tree.set_s(c)
+        count, lead = tree.top()
+        if count > 1:
+            lead = tree.select(int(self._rng.integers(count)))
+        count, chal = tree.top_excluding(lead)
+        if count > 1:
+            chal = tree.select_excluding(lead, int(self._rng.integers(count)))
         self._leader, self._challenger = lead, chal
-        if lcb[lead] > ucb[chal]:
+        if self._lcb_one(lead, c) > self._ucb_one(chal, c):
             self._identified = lead
             return None
         fu = self._explore(chal, t)
@@ -203,10 +243,15 @@ class MFLUCB(RoundPolicy):
         return arms, np.asarray(fu + fl, dtype=np.int64)
 
     def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        pass  # estimates come from the shared per-(arm, fidelity) statistics
+        # estimates come from the shared per-(arm, fidelity) statistics; the arms' UCBs changed
+        for k in set(arms.tolist()):
+            self._tree.update(k)
 
     def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
-        pass
+        self._tree.update(arm)
+
+    def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
+        self._tree.update(arm)  # an adopted sample enters the shared statistics, hence the arm's bounds
 
     def _round_complete(self) -> None:
         self._t += 1
@@ -309,3 +354,26 @@ class PriorBoundsLUCB(MFLUCB):
         """The instance's true best and second-best means (tight prior bounds)."""
         top = np.sort(np.asarray(instance.true_means, dtype=float))[::-1]
         return {"mu1_upper": float(top[0]), "mu2_lower": float(top[1]) if top.size > 1 else float(top[0]) - 1.0}
+
+
+class _LUCBLeaves(LeafModel):
+    """Eq. 5's ``UCB_k = min_m (µ̂_k^(m) + ζ(m) + c/√N_k^(m))`` as the kinetic tournament's leaves, with
+    ``s = c = β(1, t, δ)`` the round's radius constant, clipped at the reward bound (``+inf`` without
+    samples, clipped too). The signature ``((µ̂, N, ζ), ...)`` holds every input of the exact formula."""
+
+    def __init__(self, policy: MFLUCB) -> None:
+        self.p = policy
+        self.cap = policy._clip[1]
+        self.zeta = policy._zeta.tolist()
+
+    def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
+        p = self.p
+        cells = tuple(
+            (sm / n, n, z) for sm, n, z in zip(p._sums[k].tolist(), p._counts[k].tolist(), self.zeta) if n > 0
+        )
+        if not cells:
+            return ((math.inf, 0.0),), cells
+        return tuple((mu + z, 1.0 / math.sqrt(n)) for mu, n, z in cells), cells
+
+    def exact(self, k: int, s: float) -> float:
+        return self.p._ucb_one(k, s)

@@ -16,6 +16,9 @@ counts rounds, the initial sweep being round 1 (the paper's convention). Ties ar
 With ``ε > 0`` the answer is ε-optimal with probability ≥ 1 − δ.
 
 Parallel workers: the two pulls of a round are handed out together; the next round waits for both.
+
+Cost per round: the empirical means and the UCBs sit in two kinetic tournaments (:mod:`mf_sched._kinetic`),
+O(log K) per sampled arm; ``h_t``, ``l_t`` and their ties are exactly those of the vectorised bounds.
 Every sample of an arm at the working fidelity (adopted extras included) enters its estimate.
 
 Example:
@@ -30,13 +33,15 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from mf_sched.confidence import lucb1_beta
+from mf_sched._kinetic import KineticMax, LeafModel
+from mf_sched.confidence import lucb1_beta, lucb1_beta_numerator
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, argmax_random, check_delta
+from mf_sched.policy import Recommendation, RoundPolicy, check_delta
 from mf_sched.registry import register
 
 
@@ -80,7 +85,18 @@ class LUCB1(RoundPolicy):
         self._set_config(delta=self.delta, epsilon=epsilon, fidelity=fidelity)
         self._t = 0
         self._identified = -1
+        self._after_load()
         self._start()
+
+    def _after_load(self) -> None:
+        # kinetic tournaments (mf_sched._kinetic) over the empirical means and over the UCBs
+        self._num = float(lucb1_beta_numerator(max(self._t, 1), self.delta, self.n_arms, self.sigma))
+        self._mu_tree = KineticMax(self.n_arms, _MeanLeaves(self))
+        self._ucb_tree = KineticMax(self.n_arms, _UCBLeaves(self), s=math.sqrt(self._num))
+
+    def _mu_n(self, k: int) -> tuple[float, int]:
+        n = int(self._counts[k, self.fidelity])
+        return float(self._sums[k, self.fidelity]) / max(n, 1), n
 
     def _bounds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self._counts[:, self.fidelity]
@@ -95,21 +111,38 @@ class LUCB1(RoundPolicy):
                 return None
             arms = np.arange(self.n_arms)
             return arms, np.full(self.n_arms, self.fidelity, dtype=np.int64)
-        mu, lcb, ucb = self._bounds()
-        h = argmax_random(mu, self._rng)
-        u = ucb.copy()
-        u[h] = -np.inf
-        l = argmax_random(u, self._rng)
-        if ucb[l] - lcb[h] < self.epsilon:
+        # h = argmax µ̂ and l = argmax_{a≠h} UCB_a (ties uniformly at random, in arm order), exactly as
+        # argmax_random over the vectors of _bounds(), from the two kinetic tournaments
+        num = self._num = float(lucb1_beta_numerator(self._t, self.delta, self.n_arms, self.sigma))
+        count, h = self._mu_tree.top()
+        if count > 1:
+            h = self._mu_tree.select(int(self._rng.integers(count)))
+        tree = self._ucb_tree
+        tree.set_s(math.sqrt(num))
+        count, l = tree.top_excluding(h)
+        if count > 1:
+            l = tree.select_excluding(h, int(self._rng.integers(count)))
+        mu_h, n_h = self._mu_n(h)
+        mu_l, n_l = self._mu_n(l)
+        ucb_l = mu_l + math.sqrt(num / n_l) if n_l else math.inf
+        lcb_h = mu_h - math.sqrt(num / n_h) if n_h else -math.inf
+        if ucb_l - lcb_h < self.epsilon:
             self._identified = h
             return None
         return np.array([h, l]), np.full(2, self.fidelity, dtype=np.int64)
 
     def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        pass  # estimates come from the shared per-(arm, fidelity) statistics
+        # estimates come from the shared per-(arm, fidelity) statistics
+        for k, f in set(zip(arms.tolist(), fidelities.tolist())):
+            self._observe_round_one(k, f, 0.0)
 
     def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
-        pass
+        if fidelity == self.fidelity:
+            self._mu_tree.update(arm)
+            self._ucb_tree.update(arm)
+
+    def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
+        self._observe_round_one(arm, fidelity, value)  # an adopted sample enters the shared statistics
 
     def _round_complete(self) -> None:
         self._t += 1
@@ -126,3 +159,34 @@ class LUCB1(RoundPolicy):
                 details={"rounds": self._t},
             )
         return self._empirical_recommendation(certified=False, reason=self._default_reason(), rounds=self._t)
+
+
+class _MeanLeaves(LeafModel):
+    """The empirical means at the working fidelity (constants) as kinetic-tournament leaves."""
+
+    def __init__(self, policy: LUCB1) -> None:
+        self.p = policy
+
+    def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
+        mu = self.p._mu_n(k)[0]
+        return ((mu, 0.0),), mu
+
+    def exact(self, k: int, s: float) -> float:
+        return self.p._mu_n(k)[0]
+
+
+class _UCBLeaves(LeafModel):
+    """``UCB_a = µ̂_a + √(num/u_a)`` as kinetic-tournament leaves in ``s = √num`` (``+inf`` at ``u = 0``)."""
+
+    def __init__(self, policy: LUCB1) -> None:
+        self.p = policy
+
+    def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
+        mu, n = self.p._mu_n(k)
+        if n == 0:
+            return ((math.inf, 0.0),), None
+        return ((mu, 1.0 / math.sqrt(n)),), (mu, n)
+
+    def exact(self, k: int, s: float) -> float:
+        mu, n = self.p._mu_n(k)
+        return mu + math.sqrt(self.p._num / n) if n else math.inf  # the arithmetic of lucb1_beta

@@ -35,6 +35,8 @@ Example (the Table 1 instance of Wang et al., Bernoulli rewards):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mf_sched.confidence import ucb1_bonus
@@ -68,4 +70,16 @@ class LUCBExploreA(PriorBoundsLUCB):
         return np.where(n > 0, f, np.inf)
 
     def _explore(self, k: int, t: int) -> list[int]:
-        return [argmax_random(self.f_ucb(k), self._rng)]
+        # f_ucb(k) element by element (the same arithmetic, without numpy calls on M-vectors)
+        counts = self._counts[k].tolist()
+        c = float(ucb1_bonus(1, max(sum(counts), 1), self.sigma))
+        lead = k == self._leader
+        f = []
+        for sm, n, z, sl in zip(self._sums[k].tolist(), counts, self._zeta_list, self._sqrt_lam_list):
+            if n == 0:
+                f.append(math.inf)
+                continue
+            mu = sm / n
+            dh = (mu - z) - self.mu2_lower if lead else self.mu1_upper - (mu + z)
+            f.append((dh + c / math.sqrt(n)) / sl)
+        return [argmax_random(f, self._rng)]

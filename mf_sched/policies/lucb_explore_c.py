@@ -22,11 +22,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-import numpy as np
-
-from mf_sched.confidence import wang_beta
+from mf_sched.confidence import wang_beta_numerator
 from mf_sched.policies._mf_lucb import MFLUCB
 from mf_sched.registry import register
 
@@ -43,9 +42,18 @@ class LUCBExploreC(MFLUCB):
     summary = "LUCB over arms; each explored arm at the cheapest fidelity whose radius still exceeds its bias"
     explore_name = "EXPLORE-C (lowest fidelity with radius >= bias)"
 
+    def _init_explore(self) -> None:
+        self._num_t = (-1, 0.0)  # (t, 4σ² log(L t⁴/δ)) of the last round explored
+
     def _explore(self, k: int, t: int) -> list[int]:
-        beta = wang_beta(self._counts[k], t, self.delta, self.L, self.sigma)
-        return [int(np.flatnonzero(beta >= self._zeta)[0])]
+        # β(N, t, δ) = √(num / N) per fidelity (the arithmetic of wang_beta for array counts; +inf at N = 0)
+        if self._num_t[0] != t:
+            self._num_t = (t, float(wang_beta_numerator(t, self.delta, self.L, self.sigma)))
+        num = self._num_t[1]
+        for m, (n, z) in enumerate(zip(self._counts[k].tolist(), self._zeta_list)):
+            if n == 0 or math.sqrt(num / n) >= z:
+                return [m]
+        return [self.M - 1]  # unreachable: ζ(M) = 0 ≤ β
 
     @classmethod
     def example_params(cls, instance: Any) -> dict[str, Any]:

@@ -61,12 +61,22 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
 * The threshold's ``t`` is the number of samples in the statistic (told pulls); ``γ_t``'s ``t`` counts
   pulls handed out including the current one (the code's ``t`` when there is one worker).
 
-**Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.alternative`:
-``O(K M log M)`` per gradient step when ``µ̂`` satisfies the constraints (the paper's ``O(K² M²)`` is
-the worst case, approached only while many arms are inconsistent). After each observation the exact
-GLR statistic is computed only when an ``O(K log K + KM)`` upper bound built from the last exact
-solution (:func:`mf_sched.alternative.response_upper_bound`) reaches the threshold, so the stopping
-time and answer are exactly those of evaluating it every time (tested) at a fraction of the cost.
+**Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.alternative`, kept
+between steps (:class:`mf_sched.alternative.IncrementalResponse`): a step with a constant learning rate
+only increases the two rows of ``ω̃`` it touches (up to a common factor, which changes neither the
+answer, the challenger nor the alternative), so every kept pair value ``f(i, b)`` stays a lower bound and
+only the pairs whose bound falls below the best exact value are re-solved (typically a few, instead of
+the ``K − 1`` challengers of every evaluated answer); a new sample invalidates its arm's pairs only. The
+result is a function of the current weights and means alone (kept values only save work), so a restored
+policy decides exactly as the original (tested). The exponential weights are kept as ``E = exp(η G +
+prior − C)`` with an offset ``C`` that depends only on ``max(η G + prior)``, updated in the two touched
+rows; C-tracking is a few vectorised passes over the K×M table. After each observation the exact GLR
+statistic is computed only when an upper bound built from the last exact solution and updated row by row
+(:class:`mf_sched.alternative.ResponseUpperBound`, ``O(K)`` per sample) reaches the threshold, so the
+stopping time and answer are exactly those of evaluating it every time (tested) at a fraction of the cost.
+With ``learning_rate="theory"`` every weight moves at every step: the closest alternative is then solved
+afresh (``O(K M log M)`` while ``µ̂`` satisfies the constraints; the paper's ``O(K² M²)`` is the worst
+case, approached only while many arms are inconsistent).
 
 **Parallel workers** (``W`` outstanding pulls; digest §7.6): every ``ask`` takes one gradient step and
 tracks ``Cum − (N + pending)``, where *pending* counts the pulls handed out and not yet told, so ``W``
@@ -108,11 +118,17 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from mf_sched.alternative import alternative_means, best_response, project, response_upper_bound
+from mf_sched.alternative import (
+    IncrementalResponse,
+    ResponseUpperBound,
+    alternative_means,
+    best_response,
+    project,
+)
 from mf_sched.bounds import tight_lower_bound
 from mf_sched.confidence import glr_threshold
 from mf_sched.ladder import FidelityLadder
@@ -213,8 +229,7 @@ class MFGrad(Policy):
         self._z = self._zeta[self._sl].copy()
         K = self.n_arms
         self._G = np.zeros((K, Mu))
-        self._omega = np.full((K, Mu), 1.0 / (K * Mu))
-        self._cum = np.zeros((K, Mu))
+        self._cumT = np.zeros((Mu, K))  # Cum, fidelity-major (the order of C-tracking's tie-breaking)
         self._pending = np.zeros((K, Mu), dtype=np.int64)
         self._n_grad = 0
         self._identified = 0 if K == 1 else -1
@@ -222,14 +237,65 @@ class MFGrad(Policy):
         # forced-exploration distribution over pairs, in pull space
         explore = np.ones((K, Mu)) if forced_exploration == "pulls" else np.broadcast_to(1.0 / self._lam, (K, Mu))
         self._explore = explore / explore.sum()
+        self._exploreT = np.ascontiguousarray(self._explore.T)
         self._after_load()
 
     # ----------------------------------------------------------------------------- caches
     def _after_load(self) -> None:
-        self._n_zero = int(np.count_nonzero(self._counts[:, self._sl] == 0))
+        sl = self._sl
+        self._n_zero = int(np.count_nonzero(self._counts[:, sl] == 0))
         self._free_ptr = 0  # no pair before it has N + pending == 0 (a lower bound; advanced lazily)
-        self._tentative: tuple[Any, ...] | None = None
-        self._glr_hint: Any = None  # the last exact GLR best response (a cache: decisions never depend on it)
+        self._tentative: _Step | None = None
+        # the GLR's upper bound from its last exact solution (a cache: decisions never depend on it)
+        self._glr_ub: ResponseUpperBound | None = None
+        # per-pair statistics kept up to date by the tells: counts N, means x, and N + pending (fidelity-major)
+        self._N = self._counts[:, sl].astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self._x = self._sums[:, sl] / self._N
+        self._NPT = np.ascontiguousarray((self._N + self._pending).T)
+        self._tot = float(self._NPT.sum())
+        self._set_weights()
+        self._ir: IncrementalResponse | None = None  # the gradient's closest alternative, kept between steps
+
+    def _set_weights(self) -> None:
+        """The exponential weights ``E = exp(η_n G + prior − C)`` of the iterate ``ω̃ = E / ΣE`` (uniform
+        before the first step), ``R = E/λ`` (∝ ``ω̃/λ``, the gradient's weights) and their sums. The offset
+        ``C`` is a function of ``max(η_n G + prior)`` (:meth:`_offset`), so that the values kept while running
+        and those rebuilt from a saved state are the same numbers."""
+        if self._n_grad == 0:
+            e = np.zeros_like(self._G)
+        else:
+            e = self._lr(self._n_grad) * self._G + self._log_prior
+        self._emax = float(e.max())
+        self._C = self._offset(self._emax)
+        self._ET = np.ascontiguousarray(np.exp(e - self._C).T)
+        self._RT = self._ET / self._lam[:, None]
+        self._sumE = float(self._ET.sum())
+        self._sumR = float(self._RT.sum())
+
+    @staticmethod
+    def _offset(emax: float) -> float:
+        """The offset ``C`` of the exponential weights: ``max(e)`` rounded down to a multiple of 32 (so that
+        ``E ≤ e³²``, and ``C`` changes, with every weight, only when the maximum crosses a multiple)."""
+        return 32.0 * math.floor(emax / 32.0)
+
+    @property
+    def _omega(self) -> np.ndarray:
+        """The iterate ``ω̃`` (K×M): a function of ``G``, the step count and the prior, rebuilt on load."""
+        return (self._ET / self._sumE).T.copy()
+
+    @_omega.setter
+    def _omega(self, value: np.ndarray) -> None:
+        pass  # derived (see the getter); a restored state rebuilds it in _after_load
+
+    @property
+    def _cum(self) -> np.ndarray:
+        """The C-tracking sums ``Cum`` (K×M)."""
+        return self._cumT.T.copy()
+
+    @_cum.setter
+    def _cum(self, value: np.ndarray) -> None:
+        self._cumT = np.ascontiguousarray(np.asarray(value, dtype=float).T)
 
     def _first_free(self) -> int | None:
         """First pair (arm-major) with no sample and no pending pull, or None."""
@@ -249,13 +315,22 @@ class MFGrad(Policy):
     def _lr(self, n: int) -> float:
         return 1.0 / math.sqrt(n + 1) if self.learning_rate == "theory" else float(self.learning_rate)
 
-    def _supergradient(self, x: np.ndarray) -> np.ndarray:
-        """``c(π̃) · g`` at the current iterate ``ω̃`` with means ``x`` (steps 2–3)."""
-        w = self._omega / self._lam
-        r = best_response(w, x, self._z, self.sigma, check=False)
-        g = np.zeros_like(x)
+    def _response(self) -> Any:
+        """The closest alternative at the current iterate (weights ∝ ``ω̃/λ``: it is scale-free). With a
+        constant learning rate a step only increases the two rows it touches, so the kept pair values of
+        :class:`~mf_sched.alternative.IncrementalResponse` stay lower bounds; ``"theory"`` moves every row."""
+        if self.learning_rate == "theory":
+            return best_response(self._RT.T, self._x, self._z, self.sigma, check=False)
+        if self._ir is None:
+            self._ir = IncrementalResponse(self._RT.T, self._x, self._z, self.sigma)
+        return self._ir.solve()
+
+    def _supergradient(self, r: Any, x: np.ndarray) -> tuple[list[int], np.ndarray]:
+        """The rows ``[answer, challenger]`` of ``c(π̃) · g`` (steps 2–3; ``g`` is 0 elsewhere)."""
         inv = 1.0 / (2.0 * self.sigma**2 * self._lam)
-        for j, eta, sign in ((r.answer, r.eta_answer, -1.0), (r.challenger, r.eta_challenger, 1.0)):
+        rows = [r.answer, r.challenger]
+        g = np.empty((2, self._Mu))
+        for k, (j, eta, sign) in enumerate(((r.answer, r.eta_answer, -1.0), (r.challenger, r.eta_challenger, 1.0))):
             theta = alternative_means(x[j], self._z, eta)
             gj = (x[j] - theta) ** 2 * inv
             if self.gradient == "useful" and self._Mu > 1:
@@ -264,26 +339,61 @@ class MFGrad(Policy):
                 lo = gj[:-1]
                 useful = (eta > x[j, :-1] + self._z[:-1]) if sign > 0 else (eta < x[j, :-1] - self._z[:-1])
                 lo[~useful] = 0.0
-            g[j] = gj
-        return g / float(w.sum())
+            g[k] = gj
+        # c(π̃) = 1 / Σ ω̃/λ = ΣE / ΣR
+        return rows, g * (self._sumE / self._sumR)
 
-    def _step(self) -> tuple[Any, ...]:
+    def _step(self) -> _Step:
         """One gradient step and the tracked pull (steps 2–6), without committing it."""
-        N, x = self._means()
-        G = self._G + self._supergradient(x)
+        x = self._x
+        rows, g = self._supergradient(self._response(), x)
+        G_rows = self._G[rows] + g
         n = self._n_grad + 1
-        e = self._lr(n) * G + self._log_prior
-        omega = np.exp(e - e.max())
-        omega /= omega.sum()
-        pi = omega / self._lam
-        pi /= pi.sum()
-        t = float(N.sum() + self._pending.sum()) + 1.0
-        gamma = 0.25 / math.sqrt(t)
-        cum = self._cum + (1.0 - gamma) * pi + gamma * self._explore
-        deficit = cum - N - self._pending
-        k = int(np.argmax(deficit.T.ravel()))  # lowest fidelity first, then lowest arm, among ties
+        lr = self._lr(n)
+        e_rows = lr * G_rows + self._log_prior[rows]
+        emax = max(self._emax, float(e_rows.max()))  # a constant rate only increases e
+        C = self._offset(emax)
+        full = self.learning_rate == "theory" or self._n_grad == 0 or C != self._C
+        if full:  # every weight moves (or the offset C is renewed): recompute them all
+            G = self._G.copy()
+            G[rows] = G_rows
+            e = lr * G + self._log_prior
+            emax = float(e.max())
+            C = self._offset(emax)
+            ET = np.ascontiguousarray(np.exp(e - C).T)
+            RT = ET / self._lam[:, None]
+            sumE = float(ET.sum())
+            E_rows = ET  # all of E: the commit replaces it
+        else:  # only the two rows move (the same elementwise arithmetic as a full recomputation)
+            E_rows = np.exp(e_rows - C).T
+            ET = self._ET.copy()
+            ET[:, rows] = E_rows
+            sumE = float(ET.sum())
+            RT = self._RT.copy()
+            RT[:, rows] = E_rows / self._lam[:, None]
+        sumR = float(RT.sum())
+        gamma = 0.25 / math.sqrt(self._tot + 1.0)
+        cum = self._cumT + ((1.0 - gamma) / sumR) * RT  # π̃ = (ω̃/λ) / Σ(ω̃/λ) = R / ΣR
+        if self.forced_exploration == "pulls":
+            cum += gamma * float(self._exploreT[0, 0])
+        else:
+            cum += gamma * self._exploreT
+        k = int(np.argmax(cum - self._NPT))  # fidelity-major: lowest fidelity first, then lowest arm, among ties
         m, arm = divmod(k, self.n_arms)
-        return arm, m + self._off, G, omega, cum, n
+        return _Step(arm, m + self._off, rows, G_rows, ET, RT, sumE, sumR, C, emax, cum, n, full)
+
+    def _commit(self, st: _Step) -> None:
+        self._G[st.rows] = st.G_rows
+        self._ET = st.ET
+        self._RT = st.RT
+        self._sumE, self._sumR, self._C, self._emax = st.sumE, st.sumR, st.C, st.emax
+        self._cumT = st.cum
+        self._n_grad = st.n
+        if self._ir is not None:
+            if st.full:
+                self._ir.reset(self._RT.T, self._x)
+            else:  # the touched rows only grew
+                self._ir.set_rows(st.rows, w=self._RT[:, st.rows].T, grow=True)
 
     def _propose(self) -> tuple[int, int] | None:
         if self._identified >= 0:
@@ -295,21 +405,26 @@ class MFGrad(Policy):
             arm, m = divmod(j, self._Mu)
             return arm, m + self._off
         self._tentative = self._step()
-        return self._tentative[0], self._tentative[1]
+        return self._tentative.arm, self._tentative.fidelity
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
         if self._n_zero == 0 and self._identified < 0:
             step = self._tentative
-            if step is None or (step[0], step[1]) != (arm, fidelity):
+            if step is None or (step.arm, step.fidelity) != (arm, fidelity):
                 step = self._step()  # after a restore: recompute (deterministic)
-            self._G, self._omega, self._cum, self._n_grad = step[2], step[3], step[4], step[5]
+            self._commit(step)
         self._tentative = None
-        self._pending[arm, fidelity - self._off] += 1
+        self._pend(arm, fidelity - self._off, +1)
+
+    def _pend(self, arm: int, m: int, d: int) -> None:
+        self._pending[arm, m] += d
+        self._NPT[m, arm] += d
+        self._tot += d
 
     def _on_give_back(self, arm: int, fidelity: int) -> None:
         self._tentative = None
         m = fidelity - self._off
-        self._pending[arm, m] -= 1
+        self._pend(arm, m, -1)
         if self._counts[arm, fidelity] == 0 and self._pending[arm, m] == 0:
             self._free_ptr = min(self._free_ptr, arm * self._Mu + m)
 
@@ -318,27 +433,43 @@ class MFGrad(Policy):
         self._tentative = None
         if fidelity < self._off:
             return False
-        self._pending[arm, fidelity - self._off] += 1
+        self._pend(arm, fidelity - self._off, +1)
         return True
 
     # ----------------------------------------------------------------------------- observations
+    def _told(self, rows: np.ndarray) -> None:
+        """Refresh N, x of ``rows`` from the shared statistics after their tells."""
+        sl = self._sl
+        self._N[rows] = self._counts[rows, sl]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self._x[rows] = self._sums[rows, sl] / self._N[rows]
+        if self._ir is not None:
+            self._ir.set_rows(rows, x=self._x[rows])
+
     def _observe(self, arm: int, fidelity: int, value: float) -> None:
         self._tentative = None
-        self._pending[arm, fidelity - self._off] -= 1
+        m = fidelity - self._off
+        self._pending[arm, m] -= 1  # N + pending is unchanged
+        n = self._N[arm, m] = float(self._counts[arm, fidelity])
+        self._x[arm, m] = self._sums[arm, fidelity] / n
+        if self._ir is not None:
+            self._ir.set_rows([arm], x=self._x[arm])
         if self._n_zero and self._counts[arm, fidelity] == 1:
             self._n_zero -= 1
             if self._n_zero == 0:
                 self._sweep_done()
-        self._check_stop()
+        self._check_stop(arm)
 
     def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
         self._tentative = None
         np.subtract.at(self._pending, (arms, fidelities - self._off), 1)
+        rows = np.unique(arms)
+        self._told(rows)
         if self._n_zero:
             self._n_zero = int(np.count_nonzero(self._counts[:, self._sl] == 0))
             if self._n_zero == 0:
                 self._sweep_done()
-        self._check_stop()
+        self._check_stop(rows)
 
     def _sweep_done(self) -> None:
         """Every pair has a sample. With ``warm_start``, the exponential weights get the prior
@@ -358,18 +489,22 @@ class MFGrad(Policy):
     def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:
         """A sample outside the working fidelities (GRAD): kept in the shared statistics only."""
 
-    def _check_stop(self) -> None:
+    def _check_stop(self, rows: Any) -> None:
+        """The stopping rule after the tells of ``rows`` (arms)."""
         if self._identified >= 0 or self._n_zero > 0:
             return
-        N, x = self._means()
+        N, x = self._N, self._x
         beta = self.beta(N.sum())
-        hint = self._glr_hint
-        # the exact statistic is needed only once a cheap upper bound reaches the threshold (same stopping
-        # time as evaluating it after every sample, at O(KM) instead of a full solve)
-        if hint is not None and response_upper_bound(N, x, self._z, self.sigma, hint) < beta:
-            return
+        ub = self._glr_ub
+        # the exact statistic is needed only once a cheap upper bound (kept up to date row by row from the
+        # last exact solution) reaches the threshold: the same stopping time as evaluating it after every
+        # sample, at O(K) per sample instead of a full solve
+        if ub is not None:
+            ub.update(rows)
+            if ub.value() < beta:
+                return
         r = best_response(N, x, self._z, self.sigma, check=False)
-        self._glr_hint = r
+        self._glr_ub = ResponseUpperBound(N, x, self._z, self.sigma, r)
         if r.value >= beta:
             self._identified = int(r.answer)
 
@@ -421,3 +556,21 @@ class MFGrad(Policy):
             "initialising": self._n_zero > 0,
             "pending": int(self._pending.sum()),
         }
+
+
+class _Step(NamedTuple):
+    """A gradient step computed by :meth:`MFGrad._step` and committed when its pull is issued."""
+
+    arm: int
+    fidelity: int
+    rows: list[int]
+    G_rows: np.ndarray
+    ET: np.ndarray
+    RT: np.ndarray
+    sumE: float
+    sumR: float
+    C: float
+    emax: float
+    cum: np.ndarray
+    n: int
+    full: bool

@@ -51,8 +51,10 @@ plays are still outstanding waits for its first result (index ``−∞``). W wor
 arms and fidelities instead of all pulling the current leader, and the deterministic cap above still
 holds with ``n`` = issued pulls. With one worker this is exactly Algorithm 1.
 
-Cost per decision: one vectorised pass over the K×M index matrix (``B = min_m(a + c √log t)`` with
-cached ``a = X̄ + ζ`` and ``c = σ √(2ρ / T)``), O(KM) numpy work; a tell updates one cell.
+Cost per decision: the arms' indices ``B_k = min_m(a + c √log t)`` (cached ``a = X̄ + ζ`` and
+``c = σ √(2ρ / T)``) sit in a kinetic tournament (:mod:`mf_sched._kinetic`): a pull updates one arm in
+O(M + log K), the growth of ``√log t`` re-decides only the comparisons whose certificate expires, and the
+argmax with its ties is exactly that of recomputing every index (tested side by side).
 
 Example (the ``M = 2`` example of the digest, §3.6): the bad arm is dropped on cheap plays.
 
@@ -73,6 +75,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._kinetic import KineticMax, LeafModel
 from mf_sched.confidence import mfucb_gamma, psi
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation, argmax_random
@@ -140,30 +143,27 @@ class MFUCB(Policy):
 
     # ----------------------------------------------------------------------------- caches
     def _after_load(self) -> None:
-        # fidelity-major (M × K) caches, rebuilt after a restore: a = X̄ + ζ (+inf without a told sample),
+        # caches (K × M), rebuilt after a restore: a = X̄ + ζ (+inf without a told sample),
         # c = σ√(2ρ/(told + pending)) (0 without a told sample, where a already rules the cell out);
         # per-arm told / issued totals; total issued plays; thresholds as Python floats for step 2
-        n = self._counts.T
-        eff = n + self._pending.T
+        n = self._counts
+        eff = n + self._pending
         with np.errstate(divide="ignore", invalid="ignore"):
-            self._a = np.ascontiguousarray(
-                np.where(n > 0, self._sums.T / np.maximum(n, 1) + self._zeta[:, None], np.inf)
-            )
-            self._c = np.ascontiguousarray(np.where(n > 0, self._width_coef / np.sqrt(np.maximum(eff, 1)), 0.0))
-        self._buf = np.empty_like(self._a)
-        self._B = np.empty(self.n_arms)
-        self._told_arm = n.sum(axis=0)
-        self._eff_arm = eff.sum(axis=0)
+            self._a = np.where(n > 0, self._sums / np.maximum(n, 1) + self._zeta[None, :], np.inf)
+            self._c = np.where(n > 0, self._width_coef / np.sqrt(np.maximum(eff, 1)), 0.0)
+        self._told_arm = n.sum(axis=1)
+        self._eff_arm = eff.sum(axis=1)
         self._plays = int(eff.sum())
         self._n_pending = int(self._pending.sum())
         self._thr_list = [float(x) for x in self._thr]
+        self._tree = KineticMax(self.n_arms, _MFUCBLeaves(self), s=self._sqrt_log_t())
 
     def _refresh(self, arm: int, fid: int) -> None:
         n = int(self._counts[arm, fid])
         if n > 0:
             eff = n + int(self._pending[arm, fid])
-            self._a[fid, arm] = self._sums[arm, fid] / n + self._zeta[fid]
-            self._c[fid, arm] = self._width_coef / math.sqrt(eff)
+            self._a[arm, fid] = self._sums[arm, fid] / n + self._zeta[fid]
+            self._c[arm, fid] = self._width_coef / math.sqrt(eff)
 
     def _issued(self, arm: int, fid: int, d: int) -> None:
         self._pending[arm, fid] += d
@@ -171,6 +171,11 @@ class MFUCB(Policy):
         self._plays += d
         self._n_pending += d
         self._refresh(arm, fid)
+        self._tree.update(arm)
+
+    def _sqrt_log_t(self) -> float:
+        """``√(log t)``, the factor of every width at the current round (the tree's parameter)."""
+        return math.sqrt(math.log(self._plays + 1))
 
     # ----------------------------------------------------------------------------- the algorithm
     @property
@@ -184,10 +189,7 @@ class MFUCB(Policy):
         return self._index().copy()
 
     def _index(self) -> np.ndarray:
-        buf, B = self._buf, self._B
-        np.multiply(self._c, math.sqrt(math.log(self._plays + 1)), out=buf)
-        buf += self._a
-        np.min(buf, axis=0, out=B)
+        B = np.min(self._c * self._sqrt_log_t() + self._a, axis=1)
         if self._n_pending:
             B[(self._told_arm == 0) & (self._eff_arm > 0)] = -np.inf
         return B
@@ -206,15 +208,13 @@ class MFUCB(Policy):
         if self._redo:
             a, f = self._redo[0]
             return a, f
-        B = self._index()
-        i = int(B.argmax())
-        best = B[i]
-        if best == -np.inf:  # every arm waits for its first result (W > K): spread the load
+        tree = self._tree
+        tree.set_s(self._sqrt_log_t())
+        count, arm = tree.top()
+        if tree.top_value() == -np.inf:  # every arm waits for its first result (W > K): spread the load
             arm = argmax_random(-self._eff_arm.astype(float), self._rng)
-        elif B[i + 1 :].max(initial=-np.inf) < best:  # unique maximum: no random draw needed
-            arm = i
-        else:
-            arm = argmax_random(B, self._rng)
+        elif count > 1:  # ties broken uniformly at random, in arm order (as argmax_random)
+            arm = tree.select(int(self._rng.integers(count)))
         return arm, self.fidelity_for(arm)
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
@@ -232,6 +232,7 @@ class MFUCB(Policy):
         self._n_pending -= 1
         self._told_arm[arm] += 1
         self._refresh(arm, fidelity)
+        self._tree.update(arm)
 
     def _is_done(self) -> bool:
         return False
@@ -254,3 +255,25 @@ class MFUCB(Policy):
 
     def _describe(self) -> dict[str, Any]:
         return {"t": self.t, "plays_per_fidelity": self._counts.sum(axis=0).tolist(), "gamma": self.gamma.tolist()}
+
+
+class _MFUCBLeaves(LeafModel):
+    """MF-UCB's index as the kinetic tournament's leaves: ``min_m (a_km + c_km s)`` with ``s = √log t``,
+    over the fidelities with a told sample; ``+inf`` for untouched arms, ``−inf`` for arms whose only
+    plays are outstanding."""
+
+    def __init__(self, policy: MFUCB) -> None:
+        self.p = policy
+
+    def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
+        p = self.p
+        if p._told_arm[k] == 0:
+            if p._eff_arm[k] > 0:
+                return ((-math.inf, 0.0),), "waiting"
+            return ((math.inf, 0.0),), "untouched"
+        lines = tuple((a, c) for a, c in zip(p._a[k].tolist(), p._c[k].tolist()) if a != math.inf)
+        return lines, lines
+
+    def exact(self, k: int, s: float) -> float:
+        # the index's own arithmetic: fl(fl(c · s) + a), minimised over the fidelities
+        return min(c * s + a for a, c in self.p._tree._lines[k])

@@ -25,6 +25,11 @@ Every sample of an arm at the working fidelity (adopted extras included) enters 
 A given-back pull is handed out again before any new decision (the same arm: "the work" of a
 failed evaluation is redone rather than re-decided, which would depend on random tie-breaking).
 
+Cost per decision: the indices sit in a kinetic tournament (:mod:`mf_sched._kinetic`), so a pull
+updates one arm in O(log K) and the growth of ``ln n`` re-decides only the comparisons whose
+certificate expires; the argmax and its ties are exactly those of recomputing every index (tested
+side by side with that recomputation).
+
 Example:
     >>> from mf_sched import FidelityLadder
     >>> from mf_sched.policies.ucb1 import UCB1
@@ -42,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._kinetic import KineticMax, LeafModel
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation, argmax_random
 from mf_sched.registry import register
@@ -92,51 +98,53 @@ class UCB1(Policy):
         self._after_load()
 
     def _after_load(self) -> None:
-        # caches derived from the state (rebuilt after a restore): per-arm mean (−inf before the first
-        # result), 1/√(told + pending) (+inf for untouched arms), number of untouched arms, total plays
-        f = self.fidelity
-        n = self._counts[:, f]
-        n_eff = n + self._pending
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self._mu = np.where(n > 0, self._sums[:, f] / np.maximum(n, 1), -np.inf)
-            self._w = np.where(n_eff > 0, 1.0 / np.sqrt(n_eff), np.inf)
+        # caches derived from the state (rebuilt after a restore): number of untouched arms, total plays,
+        # and the kinetic tournament over the arms' indices (mf_sched._kinetic)
+        n_eff = self._counts[:, self.fidelity] + self._pending
         self._fresh = int(np.count_nonzero(n_eff == 0))
         self._plays = int(n_eff.sum())
+        self._tree = KineticMax(self.n_arms, _UCB1Leaves(self), s=self._coef_t())
+
+    def _coef_t(self) -> float:
+        """The bonus coefficient of the current round, ``coefficient · √(ln n)`` (the tree's parameter)."""
+        return self._coef * math.sqrt(math.log(max(self._plays, 1)))
 
     def _touch(self, arm: int, d_pending: int, just_counted: int = 0) -> None:
         """Update the caches after arm's pending count changed by ``d_pending`` (and its told count at the
         working fidelity by ``just_counted``, already applied to the shared statistics)."""
-        f = self.fidelity
-        before = int(self._counts[arm, f]) - just_counted + int(self._pending[arm])
+        before = int(self._counts[arm, self.fidelity]) - just_counted + int(self._pending[arm])
         self._pending[arm] += d_pending
-        n = int(self._counts[arm, f])
-        n_eff = n + int(self._pending[arm])
+        n_eff = before + just_counted + d_pending
         self._plays += n_eff - before
         self._fresh += (n_eff == 0) - (before == 0)
-        self._w[arm] = 1.0 / np.sqrt(n_eff) if n_eff > 0 else np.inf
-        self._mu[arm] = self._sums[arm, f] / n if n > 0 else -np.inf
+        self._tree.update(arm)
 
     def index(self) -> np.ndarray:
         """Current UCB1 index of every arm (``+inf`` for arms never played nor pending, ``−inf`` for arms
         whose only plays are still outstanding)."""
-        t = max(self._plays, 1)
-        coef = self._coef * math.sqrt(math.log(t))
-        with np.errstate(invalid="ignore"):
-            idx = self._mu + coef * np.where(np.isinf(self._w), 0.0, self._w)
-        return np.where(np.isinf(self._w), np.inf, idx)
+        f = self.fidelity
+        n = self._counts[:, f]
+        n_eff = n + self._pending
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mu = np.where(n > 0, self._sums[:, f] / np.maximum(n, 1), -np.inf)
+            w = np.where(n_eff > 0, 1.0 / np.sqrt(n_eff), np.inf)
+            idx = mu + self._coef_t() * np.where(np.isinf(w), 0.0, w)
+        return np.where(np.isinf(w), np.inf, idx)
 
     def _propose(self) -> tuple[int, int] | None:
         if self._requeue:
             return self._requeue[0], self.fidelity
+        tree = self._tree
+        tree.set_s(self._coef_t())
         if self._fresh > 0:  # play every arm once first (UCB1's initialisation), in random order
-            cand = np.flatnonzero(np.isinf(self._w))
-            return int(cand[self._rng.integers(cand.size)]), self.fidelity
-        t = max(self._plays, 1)
-        coef = self._coef * math.sqrt(math.log(t))
-        idx = self._mu + coef * self._w
-        if idx.max() == -np.inf:  # every arm is waiting for its first result: spread the load
+            # the untouched arms are the tree's +inf leaves, in arm order
+            return tree.select(int(self._rng.integers(self._fresh))), self.fidelity
+        count, arm = tree.top()
+        if tree.top_value() == -np.inf:  # every arm is waiting for its first result: spread the load
             return argmax_random(-self._pending.astype(float), self._rng), self.fidelity
-        return argmax_random(idx, self._rng), self.fidelity
+        if count > 1:  # ties broken uniformly at random, in arm order (as argmax_random)
+            arm = tree.select(int(self._rng.integers(count)))
+        return arm, self.fidelity
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
         if self._requeue and self._requeue[0] == arm:
@@ -157,3 +165,27 @@ class UCB1(Policy):
 
     def _recommend(self) -> Recommendation:
         return self._empirical_recommendation(certified=False, reason=self._default_reason())
+
+
+class _UCB1Leaves(LeafModel):
+    """UCB1's index as the kinetic tournament's leaves: ``µ̂_j + s · (1/√n_j)`` with ``s`` the round's
+    coefficient; ``+inf`` for untouched arms, ``−inf`` for arms whose only plays are outstanding."""
+
+    def __init__(self, policy: UCB1) -> None:
+        self.p = policy
+
+    def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
+        p = self.p
+        f = p.fidelity
+        n = int(p._counts[k, f])
+        n_eff = n + int(p._pending[k])
+        if n_eff == 0:
+            return ((math.inf, 0.0),), "untouched"
+        if n == 0:
+            return ((-math.inf, 0.0),), "waiting"
+        line = (float(p._sums[k, f]) / n, 1.0 / math.sqrt(n_eff))
+        return (line,), line
+
+    def exact(self, k: int, s: float) -> float:
+        a, b = self.p._tree._lines[k][0]
+        return a + b * s if b else a  # the index's own arithmetic: µ̂ + coefficient · (1/√n)

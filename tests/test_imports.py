@@ -1,0 +1,45 @@
+"""`import mf_sched` stays light: the heavy optional modules load only in the functions that need them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("scipy.stats", "sklearn", "onnxruntime", "matplotlib")
+
+
+def _loaded_after(statement: str) -> list[str]:
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _heavy(mods: list[str]) -> list[str]:
+    return [m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+
+
+def test_import_mf_sched_does_not_load_heavy_modules():
+    assert _heavy(_loaded_after("import mf_sched")) == []
+
+
+def test_building_and_running_a_policy_does_not_load_heavy_modules():
+    stmt = (
+        "from mf_sched import FidelityLadder, Instance, get_policy, run_policy\n"
+        "inst = Instance([[0.2, 0.3], [0.6, 0.7]], FidelityLadder([1.0, 4.0], [0.2, 0.0]), {'kind': 'bernoulli'})\n"
+        "run_policy(get_policy('lucb-explore-c')(n_arms=2, ladder=inst.ladder, delta=0.1, seed=0), inst, seed=0)"
+    )
+    assert _heavy(_loaded_after(stmt)) == []
+
+
+def test_the_lazy_imports_still_work():
+    # the functions whose scipy.stats import moved inside them
+    from mf_sched.calibration import bound_count
+    from mf_sched.constrained import wilson_interval
+    from mf_sched.simulate import mean_ci95
+
+    assert mean_ci95([1.0, 2.0, 3.0])[1] == pytest.approx(2.484, abs=1e-3)
+    assert wilson_interval(5, 100)[0] == pytest.approx(0.0215, abs=1e-4)
+    assert bound_count(100, 0.9, 0.95) == (90, 94)
