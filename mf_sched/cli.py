@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mf_sched._calibrate_cli import add_calibrate
+from mf_sched._calibrate_cli import _prob, add_calibrate
 from mf_sched.instance import AssumptionWarning, load_instance
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.simulate import run_many
@@ -75,34 +75,24 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
-    return v
+def _int_at_least(low: int, note: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer ``>= low``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}{note}, got {v}")
+        return v
+
+    return parse
 
 
-def _jobs(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 (0: all CPUs), got {v}")
-    return v
-
-
-def _delta(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.0 < v < 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text}")
-    return v
+_positive_int = _int_at_least(1)
+_jobs = _int_at_least(0, " (0: all CPUs)")
+_delta = _prob  # a number in (0, 1)
 
 
 def _seconds(text: str) -> float:

@@ -262,3 +262,14 @@ def test_auto_method_and_time_limit():
         tight_lower_bound([[0.4], [0.5]], [1.0], [0.0], 0.1, sigma=1.0, method="simplex")
     with pytest.raises(ValueError, match="time_limit"):
         tight_lower_bound([[0.4], [0.5]], [1.0], [0.0], 0.1, sigma=1.0, time_limit=0)
+
+
+def test_long_computations_show_progress(capsys):
+    """Defect 3: the bound ran for minutes without a word; at K·M ≥ 10,000 it reports its iterations."""
+    from mf_sched import bounds
+
+    big = Instance.synthetic(3400, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=2)
+    bounds._TIGHT_CACHE.clear()
+    lb = instance_tight_lower_bound(big, 0.05, progress=True)
+    assert lb.gap <= 1e-6
+    assert "tight lower bound (K=3400, M=3)" in capsys.readouterr().err
