@@ -71,7 +71,7 @@ weird = json_like | st.sampled_from(
     zeta=json_like,
     gamma=json_like,
     resources=json_like,
-    names=st.none() | st.lists(st.text(max_size=3), max_size=4),
+    names=st.none() | st.lists(st.text(max_size=3), max_size=4) | json_like,
 )
 def test_fuzzed_ladders_are_valid_or_a_named_error(costs, zeta, gamma, resources, names):
     lad = expect_own_error(FidelityLadder, costs, zeta, gamma, resources, names)
@@ -81,6 +81,9 @@ def test_fuzzed_ladders_are_valid_or_a_named_error(costs, zeta, gamma, resources
         assert FidelityLadder.from_dict(lad.to_dict()) == lad
     expect_own_error(
         FidelityLadder.from_dict, {"costs": costs, "zeta": zeta, "gamma": gamma, "resources": resources, "x": names}
+    )
+    expect_own_error(
+        FidelityLadder.from_dict, {"costs": costs, "zeta": zeta, "gamma": gamma, "resources": resources, "names": names}
     )
 
 
@@ -383,3 +386,32 @@ def test_tell_rejects_strings_bools_and_names_the_value(tiny):
         p.tell_batch([pull, other], [0.5, True])
     assert _snapshot(p) == before
     p.tell(pull, np.float32(0.5))  # numpy numbers are numbers
+
+
+# ---------------------------------------------------------------------------------------------- parameters
+def _params(name: str) -> list[str]:
+    import inspect
+
+    sig = inspect.signature(get_policy(name).__init__)
+    return [p for p in sig.parameters if p not in ("self", "n_arms", "ladder", "noise", "kwargs")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(FINITE), data=st.data())
+def test_fuzzed_policy_parameters_build_or_name_the_problem(tiny, name, data):
+    """``--param KEY=VALUE`` values of any JSON type: a policy, or a ValueError (``epsilon=abc`` used to be a
+    bare conversion error, a list a TypeError)."""
+    key = data.draw(st.sampled_from(_params(name)))
+    value = data.draw(json_like)
+    params = dict(get_policy(name).example_params(tiny))
+    params[key] = value
+    problem = tiny.problem(delta=0.1, budget=500.0, seed=0)
+    from mf_sched.registry import build_policy
+
+    p = expect_own_error(build_policy, name, problem, **params)
+    if p is not None:
+        for _ in range(3):
+            pull = p.ask()
+            if pull is None:
+                break
+            p.tell(pull, 0.5)
