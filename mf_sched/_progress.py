@@ -9,8 +9,9 @@ from typing import Any
 
 
 class _Fallback:
-    def __init__(self, total: int, desc: str) -> None:
+    def __init__(self, total: int | None, desc: str) -> None:
         self.total, self.desc, self.n = total, desc, 0
+        self.postfix = ""
         self.t0 = time.monotonic()
         self.last = 0.0
         self.tty = sys.stderr.isatty()
@@ -18,12 +19,17 @@ class _Fallback:
     def update(self, k: int = 1) -> None:
         self.n += k
         now = time.monotonic()
-        if now - self.last < (0.2 if self.tty else 5.0) and self.n < self.total:
+        if now - self.last < (0.2 if self.tty else 5.0) and (self.total is None or self.n < self.total):
             return
         self.last = now
         el = now - self.t0
-        eta = el / self.n * (self.total - self.n) if self.n else float("nan")
-        msg = f"{self.desc}: {self.n}/{self.total} [{el:.1f}s elapsed, ~{eta:.1f}s left]"
+        if self.total is None:
+            msg = f"{self.desc}: {self.n} [{el:.1f}s elapsed]"
+        else:
+            eta = el / self.n * (self.total - self.n) if self.n else float("nan")
+            msg = f"{self.desc}: {self.n}/{self.total} [{el:.1f}s elapsed, ~{eta:.1f}s left]"
+        if self.postfix:
+            msg += f" {self.postfix}"
         sys.stderr.write(("\r" + msg) if self.tty else (msg + "\n"))
         sys.stderr.flush()
 
@@ -34,10 +40,10 @@ class _Fallback:
 
 
 class Progress:
-    """``with Progress(total, desc, enabled) as bar: bar.update()``."""
+    """``with Progress(total, desc, enabled) as bar: bar.update()`` (``total`` None: a counter without an end)."""
 
-    def __init__(self, total: int, desc: str = "", enabled: bool = True) -> None:
-        self.enabled = enabled and total > 1
+    def __init__(self, total: int | None, desc: str = "", enabled: bool = True) -> None:
+        self.enabled = enabled and (total is None or total > 1)
         self._bar: Any = None
         if self.enabled:
             try:
@@ -50,6 +56,15 @@ class Progress:
     def update(self, k: int = 1) -> None:
         if self._bar is not None:
             self._bar.update(k)
+
+    def note(self, text: str) -> None:
+        """Show ``text`` after the bar (e.g. the current gap of an iterative method)."""
+        if self._bar is None:
+            return
+        if isinstance(self._bar, _Fallback):
+            self._bar.postfix = text
+        else:
+            self._bar.set_postfix_str(text, refresh=False)
 
     def __enter__(self) -> Progress:
         return self

@@ -4,7 +4,7 @@
     mf-sched simulate --policy NAME --instance FILE [--delta D] [--runs N] [--seed S] [--workers W]
                       [--budget B] [--param KEY=VALUE ...] [--completion random|batch]
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
-                      [--json] [--per-run] [--no-progress]
+                      [--json] [--per-run] [--no-progress] [--no-bounds] [--bounds-time-limit S]
 
 A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained`) is run by the
 mixture policies (``sfsr``, ``uslp``) with ``--param pull_budget=N``; the JSON then reports the error
@@ -22,19 +22,28 @@ tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)`` (Gaussian in
 ``mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95`` estimates a
 ladder from learning curves (see :mod:`mf_sched._calibrate_cli`).
 
-Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2.
+Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2;
+Ctrl-C stops every worker process and exits with code 130.
+
+Without ``--delta`` the policy's own default δ is used and reported. ``--param delta=…``/``budget=…`` are
+the same as ``--delta``/``--budget``; ``--param seed`` is refused (every run's seed derives from
+``--seed``). The lower bounds take at most ``--bounds-time-limit`` seconds (``--no-bounds`` skips them).
+When the best arm is not unique, a δ-correct policy would run forever: without ``--budget`` or
+``--max-pulls`` each run is capped at ``max(10,000, 100·K·M)`` pulls (a warning says so), and any tied
+arm counts as correct.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mf_sched._calibrate_cli import add_calibrate
+from mf_sched._calibrate_cli import _prob, add_calibrate
 from mf_sched.instance import AssumptionWarning, load_instance
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.simulate import run_many
@@ -66,13 +75,30 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {v}")
+def _int_at_least(low: int, note: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer ``>= low``."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}{note}, got {v}")
+        return v
+
+    return parse
+
+
+_positive_int = _int_at_least(1)
+_jobs = _int_at_least(0, " (0: all CPUs)")
+_delta = _prob  # a number in (0, 1)
+
+
+def _seconds(text: str) -> float:
+    v = _positive_float(text)
+    if v == float("inf"):
+        raise argparse.ArgumentTypeError("expected a finite number of seconds")
     return v
 
 
@@ -105,7 +131,9 @@ def _add_simulate(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a policy on a simulated instance over many seeds")
     p.add_argument("--policy", required=True, help="registered policy name (see `mf-sched policies`)")
     p.add_argument("--instance", required=True, help="instance JSON file (format in DESIGN.md / README)")
-    p.add_argument("--delta", type=float, default=None, help="confidence δ in (0, 1) for δ-correct policies")
+    p.add_argument(
+        "--delta", type=_delta, default=None, help="confidence δ in (0, 1) for δ-correct policies (default: theirs)"
+    )
     p.add_argument("--runs", type=_positive_int, default=10, help="number of independent runs (default 10)")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p.add_argument("--workers", type=_positive_int, default=1, help="parallel workers: pulls outstanding at once")
@@ -131,24 +159,90 @@ def _add_simulate(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="policy-specific argument (JSON value), repeatable",
     )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the runs (0: all CPUs)")
+    p.add_argument("--jobs", type=_jobs, default=1, help="worker processes for the runs (0: all CPUs)")
+    p.add_argument("--no-bounds", action="store_true", help="skip the instance's cost lower bounds")
+    p.add_argument(
+        "--bounds-time-limit",
+        type=_seconds,
+        default=BOUNDS_TIME_LIMIT,
+        metavar="SECONDS",
+        help=f"time allowed for the tight lower bound (default {BOUNDS_TIME_LIMIT:g} s; a valid, looser bound "
+        "is reported when it runs out)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--per-run", action="store_true", help="include every run's result in the JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_cmd_simulate)
 
 
+#: default ``--bounds-time-limit`` (seconds); the tight bound takes seconds up to K = 100,000
+BOUNDS_TIME_LIMIT = 60.0
+#: pull cap per run applied when the best arm is not unique and no --budget / --max-pulls is given:
+#: ``max(TIE_MAX_PULLS, 100·K·M)``
+TIE_MAX_PULLS = 10_000
+
+
+def _split_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--param`` pairs, with ``delta`` and ``budget`` moved to their own options and ``seed`` refused."""
+    params = dict(args.param)
+    for key, opt in (("delta", "--delta"), ("budget", "--budget")):
+        if key not in params:
+            continue
+        value = params.pop(key)
+        if getattr(args, key) is not None:
+            raise ValueError(f"{key} is given twice (--param {key}={value!r} and {opt}); give it once, with {opt}")
+        check = _delta if key == "delta" else _positive_float
+        try:
+            setattr(args, key, check(str(value)))
+        except argparse.ArgumentTypeError as e:
+            raise ValueError(f"--param {key}={value!r}: {e}") from None
+    if "seed" in params:
+        raise ValueError(
+            "--param seed is not accepted: every run derives its policy's seed from the root seed; use --seed"
+        )
+    for key in ("n_arms", "ladder", "noise"):
+        if key in params:
+            raise ValueError(f"--param {key} is not accepted: it is set by the instance file")
+    return params
+
+
+def _tie_cap(args: argparse.Namespace, instance: Any) -> None:
+    """Tied best arms: a δ-correct policy cannot tell them apart and never stops; cap every run."""
+    if instance.has_unique_best or args.budget is not None or args.max_pulls is not None:
+        return
+    cls = get_policy(args.policy)
+    if cls.objective != "best-arm":
+        return
+    true = instance.true_means
+    tied = [int(a) for a in (true == true.max()).nonzero()[0]]
+    hint = (
+        f"or --param epsilon=E (policy {args.policy!r} then stops with an E-optimal arm)"
+        if "epsilon" in inspect.signature(cls.__init__).parameters
+        else "or a policy with an ε (lucb1, iise: --param epsilon=E)"
+    )
+    args.max_pulls = max(TIE_MAX_PULLS, 100 * instance.K * instance.M)
+    print(
+        f"warning: arms {tied} tie for the best true mean {float(true.max()):.6g}: a δ-correct policy cannot tell "
+        f"them apart and would never stop; each run is capped at --max-pulls {args.max_pulls} (set --max-pulls "
+        f"or --budget, {hint}). Any of the tied arms counts as correct.",
+        file=sys.stderr,
+    )
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     get_policy(args.policy)
     from mf_sched.constrained import cli_simulate, is_constrained_file
 
+    delta_given = args.delta is not None or any(k == "delta" for k, _ in args.param)
     if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP
         return cli_simulate(args)
+    params = _split_params(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", AssumptionWarning)
         instance = load_instance(args.instance)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
+    _tie_cap(args, instance)
     summary = run_many(
         args.policy,
         instance,
@@ -156,13 +250,15 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         delta=args.delta,
         budget=args.budget,
-        params=dict(args.param),
+        params=params,
         workers=args.workers,
         completion=args.completion,
         semantics=args.semantics,
         max_pulls=args.max_pulls,
-        n_jobs=None if args.jobs == 0 else max(1, args.jobs),
+        n_jobs=None if args.jobs == 0 else args.jobs,
         progress=not args.no_progress,
+        bounds=not args.no_bounds,
+        bounds_time_limit=args.bounds_time_limit,
     )
     d = summary.to_dict(per_run=args.per_run)
     if args.json:
@@ -173,7 +269,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         ("policy", d["policy"]),
         ("instance", f"{instance.name} (K={instance.K}, M={instance.M}, {instance.noise.kind})"),
         ("runs", d["runs"]),
-        ("delta", d["delta"]),
+        ("delta", d["delta"] if delta_given or d["delta"] is None else f"{d['delta']} (the policy's default)"),
         ("error rate", f"{d['error_rate']:.4f}"),
         ("certified", f"{d['certified_rate']:.2%}"),
         (
@@ -192,6 +288,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             "n/a" if d["cost_over_tight_lower_bound"] is None else f"{d['cost_over_tight_lower_bound']:.3g}",
         ),
         ("pulls per fidelity", ", ".join(f"{x:.4g}" for x in d["pulls_per_fidelity"])),
+        ("lower bound note", d["lower_bound_note"] or "-"),
+        ("tight bound note", d["tight_lower_bound_note"] or "-"),
         ("stop reasons", d["stop_reasons"]),
         ("recommendations", dict(list(d["recommendations"].items())[:5])),
     ]
@@ -222,9 +320,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, IsADirectoryError) as e:
         print(f"mf-sched {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"mf-sched {args.command}: interrupted (pending runs cancelled, workers stopped)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

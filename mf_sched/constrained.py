@@ -35,12 +35,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -48,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._parallel import process_pool
 from mf_sched._progress import Progress
 from mf_sched.instance import _pos_float, read_instance_json
 from mf_sched.ladder import FidelityLadder
@@ -781,8 +780,7 @@ def run_many_constrained(
                     results.append(_fast_job(j))
                     bar.update()
             else:
-                ctx = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=min(n_jobs, runs), mp_context=ctx) as ex:
+                with process_pool(min(n_jobs, runs)) as ex:  # Ctrl-C stops the workers
                     for r in ex.map(_fast_job, jobs, chunksize=max(1, runs // (8 * n_jobs))):
                         results.append(r)
                         bar.update()

@@ -410,11 +410,16 @@ class Instance:
 def read_instance_json(path: str | os.PathLike[str]) -> Any:
     """Read an instance file's JSON (size-capped, UTF-8; never evaluated). Shared by every instance kind.
 
-    Raises FileNotFoundError when missing and ValueError (naming the file) when too large or not JSON.
+    Raises FileNotFoundError when missing and ValueError (naming the file) when it is a directory (or not a
+    regular file), too large or not JSON.
     """
     p = Path(path)
-    if not p.is_file():
+    if p.is_dir():
+        raise ValueError(f"instance path {str(p)!r} is a directory; give the path of an instance JSON file")
+    if not p.exists():
         raise FileNotFoundError(f"instance file {str(p)!r} does not exist")
+    if not p.is_file():
+        raise ValueError(f"instance path {str(p)!r} is not a regular file; give the path of an instance JSON file")
     size = p.stat().st_size
     if size > _MAX_FILE_BYTES:
         raise ValueError(f"instance file {str(p)!r} is {size} bytes; the limit is {_MAX_FILE_BYTES}")

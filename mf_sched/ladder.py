@@ -134,7 +134,13 @@ class FidelityLadder:
                     )
         n = None
         if names is not None:
-            n = tuple(str(x) for x in names)
+            if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+                raise ValueError(f"names must be a sequence of labels (one per fidelity), got {names!r}")
+            items = list(names)
+            for i, x in enumerate(items):
+                if isinstance(x, bool) or not isinstance(x, (str, int, float)):
+                    raise ValueError(f"names[{i}] must be a string, got {x!r}")
+            n = tuple(str(x) for x in items)
             if len(n) != M:
                 raise ValueError(f"names has length {len(n)} but costs has length {M}; they must match")
         object.__setattr__(self, "costs", c)

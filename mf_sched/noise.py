@@ -20,7 +20,68 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NoiseModel", "Bounded", "SubGaussian", "noise_from_dict"]
+__all__ = ["NoiseModel", "Bounded", "SubGaussian", "noise_from_dict", "as_real", "as_real_array"]
+
+#: types that ``float()`` would accept but that are not observations: strings ("0.5") and booleans (True)
+_NOT_NUMBERS = (bool, np.bool_, str, bytes, bytearray)
+
+
+def as_real(value: Any, name: str = "value") -> float:
+    """``value`` as a float if it is a real number (not a bool, a string, a complex or an array).
+
+    >>> as_real(np.float32(0.5)), as_real(3)
+    (0.5, 3.0)
+    >>> as_real("0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: value must be a real number, got '0.5' (str)
+    """
+    bad = isinstance(value, _NOT_NUMBERS) or value is None or isinstance(value, (complex, np.complexfloating))
+    if isinstance(value, np.ndarray):
+        bad = bad or value.ndim != 0 or value.dtype.kind not in "iuf"
+    if not bad:
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+
+
+def as_real_array(values: Any, name: str = "values") -> np.ndarray:
+    """``values`` as a float64 array if every element is a real number (no bools, strings, None).
+
+    >>> as_real_array([1, 0.5]).tolist()
+    [1.0, 0.5]
+    >>> as_real_array([0.5, True])
+    Traceback (most recent call last):
+    ...
+    ValueError: values[1] must be a real number, got True (bool)
+    """
+    if isinstance(values, (list, tuple)):  # numpy would turn True into 1.0 and "0.5" into a string array
+        flat = list(values)
+        if all(isinstance(v, (float, int)) and not isinstance(v, bool) for v in flat):
+            return np.array(flat, dtype=float)
+        if not any(isinstance(v, (list, tuple, np.ndarray)) for v in flat):
+            return np.array([as_real(v, f"{name}[{i}]") for i, v in enumerate(flat)], dtype=float)
+        rows = [as_real_array(v, f"{name}[{i}]") for i, v in enumerate(flat)]
+        if len({r.shape for r in rows}) > 1:
+            raise ValueError(f"{name} must be a rectangular array of real numbers (rows of different lengths)")
+        return np.array(rows, dtype=float)
+    if isinstance(values, (str, bytes, bytearray)) or values is None:
+        raise ValueError(f"{name} must be an array of real numbers, got {values!r}")
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an array of real numbers") from None
+    if a.dtype.kind in "iuf":
+        return a.astype(float)
+    if a.dtype.kind == "O":
+        flat = a.ravel()
+        return np.array([as_real(v, f"{name}[{i}]") for i, v in enumerate(flat)], dtype=float).reshape(a.shape)
+    if a.dtype.kind == "b" or a.dtype.kind in "US":
+        bad = a.ravel()[0].item() if a.size else a
+        raise ValueError(f"{name}[0] must be a real number, got {bad!r} ({type(bad).__name__})")
+    raise ValueError(f"{name} must be real numbers, got values of dtype {a.dtype}")
 
 
 class NoiseModel:
@@ -29,21 +90,16 @@ class NoiseModel:
     sigma: float
 
     def validate(self, value: float, *, name: str = "value") -> float:
-        """Return ``value`` as a float, or raise ValueError if it is not finite (or out of range)."""
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        """Return ``value`` as a float, or raise ValueError if it is not a finite real number (strings and
+        booleans are refused) or out of range."""
+        v = as_real(value, name)
         if not math.isfinite(v):
             raise ValueError(f"{name} = {v} is not finite; observations must be finite real numbers")
         return v
 
     def validate_array(self, values: Any, *, name: str = "values") -> np.ndarray:
         """Vectorised :meth:`validate`; returns a float64 array."""
-        try:
-            a = np.asarray(values, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be real numbers") from None
+        a = as_real_array(values, name)
         if not np.all(np.isfinite(a)):
             bad = int(np.flatnonzero(~np.isfinite(a.ravel()))[0])
             raise ValueError(f"{name}[{bad}] = {a.ravel()[bad]} is not finite; observations must be finite")

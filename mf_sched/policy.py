@@ -50,7 +50,7 @@ import numpy as np
 
 from mf_sched import _serialize
 from mf_sched.ladder import FidelityLadder
-from mf_sched.noise import Bounded, NoiseModel, noise_from_dict
+from mf_sched.noise import Bounded, NoiseModel, as_real_array, noise_from_dict
 
 __all__ = [
     "Pull",
@@ -201,6 +201,12 @@ class Policy(abc.ABC):
     sample_agnostic: ClassVar[bool] = False
     #: names of subclass attributes that make up the policy's state (saved by state_dict)
     _state_attrs: ClassVar[tuple[str, ...]] = ()
+    #: state arrays whose shape changes during a run (queues, survivor lists, growing data); every other
+    #: state array must keep its shape when a saved state is loaded
+    _variable_shape: ClassVar[tuple[str, ...]] = ()
+    #: state fields that may be None in a saved state although they are not None now (fields that are None
+    #: now may take any value)
+    _optional_state: ClassVar[tuple[str, ...]] = ()
     #: number of components of one observation: 1 (a reward) for most policies; SFSR observes a reward
     #: and L costs per pull (``1 + L``). The first component is the reward that the noise model checks
     #: and the shared statistics (:attr:`counts`, :attr:`means`) record; the others must be finite.
@@ -461,6 +467,9 @@ class Policy(abc.ABC):
     def _resolve(self, pull: Pull | int) -> int:
         if isinstance(pull, Pull):
             pid = pull.id
+            if isinstance(pid, bool) or not isinstance(pid, (int, np.integer)):
+                raise UnknownPullError(f"pull {pull} has id {pid!r}, not an integer pull id")
+            pid = int(pid)
             rec = self._outstanding.get(pid)
             if rec is not None and (rec[0] != pull.arm or rec[1] != pull.fidelity):
                 raise UnknownPullError(
@@ -482,7 +491,7 @@ class Policy(abc.ABC):
         try:
             if self.value_width == 1:
                 return self.noise.validate(value, name=name)
-            v = np.asarray(value, dtype=float)
+            v = as_real_array(value, name)
             if v.shape != (self.value_width,):
                 raise ValueError(f"{name} must have {self.value_width} components (reward, costs), got shape {v.shape}")
             self.noise.validate(v[0], name=f"{name}[0] (reward)")
@@ -495,7 +504,12 @@ class Policy(abc.ABC):
     def _validate_values(self, values: Any, n: int) -> np.ndarray:
         """Validated observations of ``n`` pulls: shape ``(n,)``, or ``(n, value_width)``."""
         try:
-            vals = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=float)
+            if not isinstance(values, np.ndarray):
+                try:
+                    values = list(values)
+                except TypeError:
+                    raise ValueError(f"values must be a sequence of {n} observations, got {values!r}") from None
+            vals = as_real_array(values, "values")
             if self.value_width == 1:
                 vals = self.noise.validate_array(vals, name="values")
                 ok = vals.ndim == 1 and vals.shape[0] == n
@@ -537,6 +551,8 @@ class Policy(abc.ABC):
 
     def tell_batch(self, pulls: Sequence[Pull | int], values: Any) -> None:
         """Record several observations at once; all-or-nothing (validation happens before any change)."""
+        if isinstance(pulls, (str, bytes, Pull)) or not isinstance(pulls, Iterable):
+            raise UnknownPullError(f"pulls must be a sequence of Pull objects or pull ids, got {pulls!r}")
         pids = [self._resolve(p) for p in pulls]
         vals = self._validate_values(values, len(pids))
         rewards = vals if self.value_width == 1 else vals[:, 0]
@@ -707,24 +723,52 @@ class Policy(abc.ABC):
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore a state saved by :meth:`state_dict` into this policy (same class and configuration)."""
+        """Restore a state saved by :meth:`state_dict` into this policy (same class and configuration).
+
+        Every field is validated (types, dtypes, shapes, the bookkeeping invariants: told pulls match the
+        counts and the cost, outstanding and given-back ids are below the next id, ...) and the restored
+        policy must be able to propose and recommend; otherwise :class:`~mf_sched._serialize.StateFormatError`
+        names the problem and the policy is left exactly as it was."""
+        backup = self.state_dict()
+        try:
+            self._load_state(state)
+            loaded = self.state_dict()
+            # the state must be usable: propose, recommend, describe (their caches are then reset)
+            self._is_done()
+            self._peek()
+            self._recommend()
+            self.describe()
+            self._load_state(loaded)
+        except BaseException as e:
+            self._load_state(backup)
+            if isinstance(e, _serialize.StateFormatError):
+                raise
+            if isinstance(e, (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError)):
+                raise _serialize.StateFormatError(
+                    f"the state cannot be loaded into policy {self.name!r}: {type(e).__name__}: {e}"
+                ) from None
+            raise
+
+    def _load_state(self, state: Any) -> None:
+        fmt = _serialize.StateFormatError
         if not isinstance(state, Mapping):
-            raise _serialize.StateFormatError(f"a policy state must be a mapping, got {type(state).__name__}")
+            raise fmt(f"a policy state must be a mapping, got {type(state).__name__}")
+        missing = [k for k in ("format", "policy", "config", "base", "state", "rng") if k not in state]
+        if missing:
+            raise fmt(f"the state lacks the field(s) {missing}")
         if state.get("format") != STATE_FORMAT_VERSION:
-            raise _serialize.StateFormatError(
-                f"unsupported state format {state.get('format')!r}; this version reads {STATE_FORMAT_VERSION}"
-            )
+            raise fmt(f"unsupported state format {state.get('format')!r}; this version reads {STATE_FORMAT_VERSION}")
         if state.get("policy") != self.name:
-            raise _serialize.StateFormatError(f"state is for policy {state.get('policy')!r}, not {self.name!r}")
+            raise fmt(f"state is for policy {state.get('policy')!r}, not {self.name!r}")
         cfg = _serialize.decode(state.get("config"))
         if cfg != _serialize.decode(_serialize.encode(self.config())):
-            raise _serialize.StateFormatError("state was saved by a policy with another configuration")
+            raise fmt("state was saved by a policy with another configuration")
         base = _serialize.decode(state["base"])
         sub = _serialize.decode(state["state"])
         if not isinstance(base, dict) or set(base) != set(self._BASE_STATE):
-            raise _serialize.StateFormatError("state 'base' section has missing or unknown fields")
+            raise fmt("state 'base' section has missing or unknown fields")
         if not isinstance(sub, dict) or set(sub) != set(self._state_attrs):
-            raise _serialize.StateFormatError(
+            raise fmt(
                 f"state section has fields {sorted(sub) if isinstance(sub, dict) else sub}; "
                 f"expected {sorted(self._state_attrs)}"
             )
@@ -732,31 +776,31 @@ class Policy(abc.ABC):
             cur = getattr(self, k)
             new = base[k]
             if not isinstance(new, np.ndarray) or new.shape != cur.shape or new.dtype != cur.dtype:
-                raise _serialize.StateFormatError(f"state field {k} has the wrong shape or dtype")
+                raise fmt(f"state field {k} has the wrong shape or dtype")
         for k, v in sub.items():
-            cur = getattr(self, k)
-            if isinstance(cur, np.ndarray) and (not isinstance(v, np.ndarray) or v.dtype != cur.dtype):
-                raise _serialize.StateFormatError(f"state field {k} must be an array of dtype {cur.dtype}")
-        outstanding = {}
-        for row in base["_outstanding"]:
-            if not (isinstance(row, list) and len(row) == 4):
-                raise _serialize.StateFormatError("outstanding pulls must be [id, arm, fidelity, claimed] rows")
-            pid, a, f, c = row
-            _check_int("outstanding pull arm", a, 0, self.n_arms - 1)
-            _check_int("outstanding pull fidelity", f, 0, self.M - 1)
-            outstanding[int(pid)] = (int(a), int(f), bool(c))
+            if v is None and k not in self._optional_state and getattr(self, k) is not None:
+                raise fmt(f"state field {k} is null; the policy holds {_short(getattr(self, k))} there")
+            if not _compatible(getattr(self, k), v, k not in self._variable_shape):
+                raise fmt(f"state field {k} = {_short(v)} does not match the policy's {_short(getattr(self, k))}")
+        self._validate_state(sub)
+        outstanding, given_back = _check_base(base, self.n_arms, self.M, self._costs)
         rng_state = _serialize.decode(state["rng"])
         try:
             self._rng.bit_generator.state = rng_state
         except (TypeError, ValueError, KeyError) as e:
-            raise _serialize.StateFormatError(f"invalid random generator state: {e}") from None
+            raise fmt(f"invalid random generator state: {e}") from None
         for k in self._BASE_STATE:
             setattr(self, k, base[k])
         self._outstanding = outstanding
-        self._given_back = set(int(x) for x in base["_given_back"])
+        self._given_back = given_back
         for k, v in sub.items():
             setattr(self, k, v)
         self._after_load()
+
+    def _validate_state(self, sub: dict[str, Any]) -> None:
+        """Hook: check a saved state's own fields (``sub``, decoded) before they are set; raise
+        :class:`~mf_sched._serialize.StateFormatError` naming the problem. Types, dtypes and fixed shapes
+        are already checked."""
 
     def _after_load(self) -> None:
         """Hook: rebuild caches derived from the state after :meth:`load_state_dict`."""
@@ -783,13 +827,25 @@ class Policy(abc.ABC):
         """
         from mf_sched.registry import get_policy
 
+        fmt = _serialize.StateFormatError
         if not isinstance(state, Mapping) or "policy" not in state:
-            raise _serialize.StateFormatError("a policy state must be a mapping with a 'policy' name")
-        cls = get_policy(state["policy"])
+            raise fmt("a policy state must be a mapping with a 'policy' name")
+        name = state["policy"]
+        try:
+            cls = get_policy(name) if isinstance(name, str) else None
+        except ValueError:
+            cls = None
+        if cls is None:
+            raise fmt(f"state is for policy {name!r}, which is not registered")
+        if "config" not in state:
+            raise fmt("the state lacks the field(s) ['config']")
         cfg = _serialize.decode(state["config"])
         if not isinstance(cfg, dict):
-            raise _serialize.StateFormatError("state 'config' must be a mapping")
-        policy = cls.from_config(cfg)
+            raise fmt("state 'config' must be a mapping")
+        try:
+            policy = cls.from_config(cfg)
+        except (TypeError, ValueError, KeyError) as e:
+            raise fmt(f"state 'config' cannot build policy {name!r}: {type(e).__name__}: {e}") from None
         policy.load_state_dict(state)
         return policy
 
@@ -843,6 +899,7 @@ class RoundPolicy(Policy):
     """
 
     _ROUND_STATE: ClassVar[tuple[str, ...]] = ("_q_arms", "_q_fids", "_q_pos", "_q_pending", "_finished", "_round")
+    _variable_shape: ClassVar[tuple[str, ...]] = ("_q_arms", "_q_fids")
 
     def __init__(self, n_arms: int, ladder: FidelityLadder, **kwargs: Any) -> None:
         super().__init__(n_arms, ladder, **kwargs)
@@ -857,6 +914,17 @@ class RoundPolicy(Policy):
         super().__init_subclass__(**kwargs)
         own = tuple(a for a in getattr(cls, "_state_attrs", ()) if a not in RoundPolicy._ROUND_STATE)
         cls._state_attrs = RoundPolicy._ROUND_STATE + tuple(dict.fromkeys(own))
+
+    def _validate_state(self, sub: dict[str, Any]) -> None:
+        qa, qf, pos, pending = sub["_q_arms"], sub["_q_fids"], sub["_q_pos"], sub["_q_pending"]
+        if qa.shape != qf.shape or qa.ndim != 1:
+            raise _serialize.StateFormatError("state round queue: arms and fidelities must be vectors of one length")
+        if qa.size and (qa.min() < 0 or qa.max() >= self.n_arms or qf.min() < 0 or qf.max() >= self.M):
+            raise _serialize.StateFormatError("state round queue holds an arm or a fidelity out of range")
+        if not (0 <= pos <= qa.size and 0 <= pending <= pos):
+            raise _serialize.StateFormatError(
+                f"state round position {pos} / pending {pending} is out of range for a round of {qa.size} pulls"
+            )
 
     def _start(self) -> None:
         """Call at the end of the subclass constructor to build the first round."""
@@ -970,6 +1038,97 @@ class RoundPolicy(Policy):
 
     def _describe(self) -> dict[str, Any]:
         return {"round": self._round, "round_remaining": int(self._q_arms.size - self._q_pos)}
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, np.ndarray):
+        return f"array of {v.dtype} with shape {v.shape}"
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _compatible(cur: Any, new: Any, fixed_shape: bool = True) -> bool:
+    """Whether a saved value ``new`` can replace the attribute ``cur`` (same kind; arrays: same dtype and
+    number of dimensions, and the same shape unless the field's shape may change)."""
+    if new is None or cur is None:
+        return True  # optional fields
+    if isinstance(cur, np.ndarray):
+        same = isinstance(new, np.ndarray) and new.dtype == cur.dtype and new.ndim == cur.ndim
+        return same and (not fixed_shape or new.shape == cur.shape)
+    if isinstance(cur, (bool, np.bool_)):
+        return isinstance(new, bool)
+    if isinstance(cur, (int, np.integer)):
+        return isinstance(new, int) and not isinstance(new, bool)
+    if isinstance(cur, (float, np.floating)):
+        return isinstance(new, (int, float)) and not isinstance(new, bool)
+    if isinstance(cur, str):
+        return isinstance(new, str)
+    if isinstance(cur, (list, tuple, set)):
+        return isinstance(new, list)
+    if isinstance(cur, Mapping):
+        return isinstance(new, dict)
+    return True
+
+
+def _check_base(base: dict[str, Any], K: int, M: int, costs: np.ndarray) -> tuple[dict, set[int]]:
+    """Validate the protocol bookkeeping of a saved state; returns (outstanding, given_back)."""
+    fmt = _serialize.StateFormatError
+
+    def integer(name: str, v: Any, low: int = 0) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise fmt(f"state field {name} = {_short(v)} must be an integer >= {low}")
+        return v
+
+    next_id = integer("_next_id", base["_next_id"])
+    n_told = integer("_n_told", base["_n_told"])
+    n_extra = integer("_n_extra", base["_n_extra"])
+    counts, sums, sumsq = base["_counts"], base["_sums"], base["_sumsq"]
+    if counts.min(initial=0) < 0 or int(counts.sum()) != n_told or n_extra > n_told:
+        raise fmt("state counts are inconsistent (negative, or not matching the number of told pulls)")
+    if not (np.all(np.isfinite(sums)) and np.all(np.isfinite(sumsq)) and sumsq.min(initial=0.0) >= 0):
+        raise fmt("state sums must be finite (and sums of squares >= 0)")
+    for k in ("_cost", "_outstanding_cost"):
+        v = base[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            raise fmt(f"state field {k} = {_short(v)} must be a finite number")
+    if not isinstance(base["_budget_blocked"], bool):
+        raise fmt("state field _budget_blocked must be true or false")
+    cost = float((counts * costs[None, :]).sum())
+    scale = max(1.0, cost, float(costs.max()))  # running sums drift by rounding: a relative tolerance
+    if abs(base["_cost"] - cost) > 1e-6 * scale:
+        raise fmt(f"state cost {base['_cost']!r} does not match the told pulls (they cost {cost!r})")
+    rows = base["_outstanding"]
+    if not isinstance(rows, list):
+        raise fmt("state field _outstanding must be a list of [id, arm, fidelity, claimed] rows")
+    outstanding: dict[int, tuple[int, int, bool]] = {}
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 4 and isinstance(row[3], bool)):
+            raise fmt("outstanding pulls must be [id, arm, fidelity, claimed] rows")
+        pid = integer("outstanding pull id", row[0])
+        a = integer("outstanding pull arm", row[1])
+        f = integer("outstanding pull fidelity", row[2])
+        if pid >= next_id or a >= K or f >= M or pid in outstanding:
+            raise fmt(f"outstanding pull {row!r} is out of range (next id {next_id}, {K} arms, {M} fidelities)")
+        outstanding[pid] = (a, f, row[3])
+    committed = float(sum(costs[f] for _, f, _ in outstanding.values()))
+    if abs(base["_outstanding_cost"] - committed) > 1e-6 * max(scale, committed):
+        raise fmt("state outstanding cost does not match the outstanding pulls")
+    gb = base["_given_back"]
+    if not isinstance(gb, list):
+        raise fmt("state field _given_back must be a list of pull ids")
+    given_back = {integer("given-back pull id", x) for x in gb}
+    if any(x >= next_id for x in given_back) or given_back & set(outstanding):
+        raise fmt("given-back pull ids must be below the next id and not outstanding")
+    prop = base["_proposal"]
+    if prop is not None:
+        ok = (
+            isinstance(prop, list)
+            and len(prop) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in prop)
+        )
+        if not ok or not (prop == [-1, -1] or (0 <= prop[0] < K and 0 <= prop[1] < M)):
+            raise fmt(f"state field _proposal = {_short(prop)} must be null or [arm, fidelity]")
+    return outstanding, given_back
 
 
 def active_mask_summary(active: np.ndarray) -> dict[str, Any]:

@@ -15,8 +15,10 @@ import importlib
 import inspect
 import pkgutil
 import re
+import types
+import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union
 
 from mf_sched.policy import Policy
 
@@ -113,4 +115,39 @@ def build_policy(name: str, problem: Mapping[str, Any], **params: Any) -> Policy
     ]
     if missing:
         raise ValueError(f"policy {name!r} needs parameter(s) {missing}; pass them as --param NAME=VALUE")
-    return cls(**kwargs)
+    _check_types(cls, name, params)
+    try:
+        return cls(**kwargs)
+    except TypeError as e:  # a value of a type the constructor cannot use
+        raise ValueError(f"policy {name!r} cannot use the parameters {dict(params)!r}: {e}") from None
+
+
+_SCALARS: dict[type, str] = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _check_types(cls: type[Policy], name: str, params: Mapping[str, Any]) -> None:
+    """Check every parameter whose annotation is a plain scalar (``float``, ``int | None``, ...), so that
+    ``epsilon="abc"`` is an error naming ``epsilon`` rather than a bare conversion error."""
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except Exception:  # pragma: no cover - unresolvable annotations: the constructor validates
+        return
+    for key, value in params.items():
+        hint = hints.get(key)
+        union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is Union
+        args = typing.get_args(hint) if union else (hint,)
+        optional = type(None) in args
+        kinds = [a for a in args if a is not type(None)]
+        if not kinds or not all(k in _SCALARS for k in kinds):
+            continue
+        if value is None and optional:
+            continue
+        ok = any(
+            isinstance(value, k)
+            and (k is bool or not isinstance(value, bool))
+            or (k is float and isinstance(value, int) and not isinstance(value, bool))
+            for k in kinds
+        )
+        if not ok:
+            want = " or ".join(_SCALARS[k] for k in kinds) + (" (or null)" if optional else "")
+            raise ValueError(f"policy {name!r}: parameter {key} = {value!r} must be {want}")

@@ -55,6 +55,8 @@ __all__ = [
     "PolicyStalledError",
     "ResumableMeter",
     "regret_curve",
+    "is_correct",
+    "tolerance",
 ]
 
 
@@ -130,6 +132,29 @@ class RunResult:
             "resumable_cost": self.resumable_cost,
             "wall_time": self.wall_time,
         }
+
+
+def tolerance(policy: Policy) -> float:
+    """The gap within which an answer counts as correct: the policy's ``epsilon`` (its target is an
+    ``ε``-optimal arm, e.g. LUCB1 or IISE with ``epsilon > 0``), else 0."""
+    eps = getattr(policy, "epsilon", None)
+    return float(eps) if isinstance(eps, (int, float)) and not isinstance(eps, bool) and eps > 0 else 0.0
+
+
+def is_correct(arm: int | None, instance: Instance, epsilon: float = 0.0) -> bool:
+    """Whether recommending ``arm`` is right on ``instance``: its true mean is within ``epsilon`` of the best
+    one. With ``epsilon = 0`` every arm of a tie for the best is right (an instance with tied best arms has
+    several correct answers, e.g. for Successive Halving), and only those.
+
+    >>> from mf_sched.ladder import FidelityLadder
+    >>> inst = Instance([[0.5], [0.7], [0.7]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+    >>> [is_correct(a, inst) for a in (0, 1, 2, None)], is_correct(0, inst, epsilon=0.25)
+    ([False, True, True, False], True)
+    """
+    if arm is None:
+        return False
+    true = instance.true_means
+    return bool(true[arm] >= float(true.max()) - epsilon)
 
 
 def _check_workers(workers: int | None) -> int:
@@ -255,7 +280,7 @@ def run_policy(
     per_arm = counts.sum(axis=1)
     regret_k = capital * best - float((counts * costs[None, :]).sum(axis=1) @ true)
     regret_w = capital / costs[0] * best - float(per_arm @ true)
-    correct = bool(rec.arm is not None and instance.has_unique_best and rec.arm == instance.best_arm)
+    correct = is_correct(rec.arm, instance, tolerance(policy))
     simple = best - float(true[rec.arm]) if rec.arm is not None else float("nan")
     return RunResult(
         policy=policy.name,
@@ -339,8 +364,29 @@ def policy_for(
     >>> inst = Instance([[0.2], [0.8]], FidelityLadder([1.0]), {"kind": "bernoulli"})
     >>> policy_for("lucb1", inst, delta=0.1).n_arms
     2
+
+    ``delta``, ``budget`` and ``seed`` are keyword arguments of their own; ``n_arms``, ``ladder`` and
+    ``noise`` come from the instance. Passing any of them among the policy parameters is a ValueError
+    that says so (not a TypeError about a duplicate keyword).
     """
+    check_params(params)
     return build_policy(name, instance.problem(delta=delta, budget=budget, seed=seed), **params)
+
+
+_FROM_INSTANCE = ("n_arms", "ladder", "noise")
+_OWN_ARGUMENTS = ("delta", "budget", "seed")
+
+
+def check_params(params: Mapping[str, Any]) -> None:
+    """Reject policy parameters that :func:`policy_for` sets itself (see there)."""
+    for key in params:
+        if key in _FROM_INSTANCE:
+            raise ValueError(f"parameter {key!r} is set by the instance; it cannot be passed as a policy parameter")
+        if key in _OWN_ARGUMENTS:
+            raise ValueError(
+                f"parameter {key!r} is an argument of its own (delta=, budget=, seed= of policy_for/run_many; "
+                f"--{key} on the command line), not a policy parameter"
+            )
 
 
 # ---------------------------------------------------------------------------------------------- many runs
@@ -490,6 +536,8 @@ def run_many(
     n_jobs: int | None = 1,
     progress: bool = True,
     keep_results: bool = True,
+    bounds: bool = True,
+    bounds_time_limit: float | None = None,
 ) -> Summary:
     """Run ``runs`` independent seeds of a policy on an instance and summarise them.
 
@@ -498,8 +546,14 @@ def run_many(
             ``delta``, ``budget`` and ``params``) or a picklable factory ``(instance, seed) -> Policy``.
         seed: root seed; run ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the policy and
             the observations, so results do not depend on ``n_jobs``.
-        n_jobs: worker processes (``None``: all CPUs); 1 runs in this process.
+        delta: δ given to the policy; None leaves the policy's default, which the summary then reports
+            (read from the runs' recommendations) and uses for the lower bounds.
+        n_jobs: worker processes (``None``: all CPUs); 1 runs in this process. Ctrl-C
+            (``KeyboardInterrupt``) cancels the pending runs and terminates the workers.
         budget: cost cap given to the policy (when it is built from a name) and enforced by the runner.
+        bounds: compute the instance's cost lower bounds (:mod:`mf_sched.bounds`); False skips them.
+        bounds_time_limit: seconds allowed for the tight bound (a valid, looser bound is reported when it
+            runs out; the note says so); None: no limit.
 
     Example:
         >>> from mf_sched.instance import Instance
@@ -509,10 +563,15 @@ def run_many(
         >>> s.error_rate, s.runs
         (0.0, 4)
     """
+    from mf_sched._parallel import process_pool
+
     if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
         raise ValueError(f"runs = {runs!r} is out of range; accepted: an integer >= 1")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+        raise ValueError(f"n_jobs = {n_jobs!r} is out of range; accepted: an integer >= 1, or None (all CPUs)")
     if isinstance(policy, str):
         get_policy(policy)  # fail fast on an unknown name
+        check_params(params or {})
         factory: PolicyFactory = _RegistryFactory(policy, delta, budget, tuple(sorted((params or {}).items())))
         name = policy
     else:
@@ -520,7 +579,7 @@ def run_many(
         name = getattr(policy, "name", None) or getattr(policy, "__name__", "custom")
     children = np.random.SeedSequence(seed).spawn(runs)
     jobs = [(factory, instance, ss, budget, workers, completion, semantics, max_pulls) for ss in children]
-    n_jobs = (os.cpu_count() or 1) if n_jobs is None else n_jobs
+    n_jobs = (os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
     results: list[RunResult] = []
     with Progress(runs, f"{name} x{runs}", progress) as bar:
         if n_jobs <= 1 or runs == 1:
@@ -528,31 +587,53 @@ def run_many(
                 results.append(_one_run(j))
                 bar.update()
         else:
-            import multiprocessing  # lazy: only parallel runs need the process machinery
-            from concurrent.futures import ProcessPoolExecutor
-
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(n_jobs, runs), mp_context=ctx) as ex:
+            with process_pool(min(n_jobs, runs)) as ex:
                 for r in ex.map(_one_run, jobs):
                     results.append(r)
                     bar.update()
     for i, r in enumerate(results):
         r.seed = i
-    return summarize(results, instance, delta=delta, keep_results=keep_results)
+    if delta is None:  # the policy's default δ, as its recommendations report it
+        used = {r.recommendation.delta for r in results}
+        if len(used) == 1:
+            delta = used.pop()
+    return summarize(
+        results,
+        instance,
+        delta=delta,
+        keep_results=keep_results,
+        bounds=bounds,
+        bounds_time_limit=bounds_time_limit,
+        progress=progress,
+    )
 
 
 def summarize(
-    results: list[RunResult], instance: Instance, *, delta: float | None, keep_results: bool = True
+    results: list[RunResult],
+    instance: Instance,
+    *,
+    delta: float | None,
+    keep_results: bool = True,
+    bounds: bool = True,
+    bounds_time_limit: float | None = None,
+    progress: bool = False,
 ) -> Summary:
-    """Aggregate :class:`RunResult` objects (see :class:`Summary`)."""
+    """Aggregate :class:`RunResult` objects (see :class:`Summary`); ``bounds``, ``bounds_time_limit``: see
+    :func:`run_many`."""
     costs = np.array([r.cost for r in results], dtype=float)
     mean, ci = mean_ci95(costs)
     lb_value = tight_value = None
     note = tight_note = ""
-    if delta is not None and instance.has_unique_best and instance.K >= 2:
+    if not bounds:
+        note = tight_note = "skipped (bounds=False / --no-bounds)"
+    elif delta is None:
+        note = tight_note = "no confidence δ: the bounds are for δ-correct policies"
+    elif not (instance.has_unique_best and instance.K >= 2):
+        note = tight_note = "the best arm is not unique: best-arm identification has no finite lower bound"
+    else:
         lb = instance_lower_bound(instance, delta)
         lb_value, note = lb.value, lb.note
-        tight = instance_tight_lower_bound(instance, delta)
+        tight = instance_tight_lower_bound(instance, delta, time_limit=bounds_time_limit, progress=progress)
         if tight is None:
             tight_note = "the tight bound is derived for Gaussian noise only"
         else:

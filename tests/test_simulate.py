@@ -202,7 +202,17 @@ def test_summary_reports_cost_against_both_lower_bounds(small_instance, bernoull
     b = run_many("se", bernoulli_instance, runs=2, delta=0.05, progress=False).to_dict()
     assert b["lower_bound"] > 0 and b["tight_lower_bound"] is None and b["cost_over_tight_lower_bound"] is None
     assert "Gaussian" in b["tight_lower_bound_note"]
-    assert run_many("se", small_instance, runs=2, progress=False).to_dict()["tight_lower_bound"] is None  # no δ
+    # no δ given: the policy's default δ = 0.05 is what it used, and the summary reports it with its bounds
+    # (issue 19, defect 9: it printed "delta None" and "n/a" bounds)
+    default = run_many("se", small_instance, runs=2, progress=False).to_dict()
+    assert default["delta"] == 0.05
+    assert default["tight_lower_bound"] == pytest.approx(instance_tight_lower_bound(small_instance, 0.05).value)
+    no_delta = run_many("sh", small_instance, runs=2, budget=200.0, progress=False).to_dict()
+    assert no_delta["delta"] is None and no_delta["tight_lower_bound"] is None
+    assert "δ" in no_delta["tight_lower_bound_note"]
+    skipped = run_many("se", small_instance, runs=2, delta=0.05, bounds=False, progress=False).to_dict()
+    assert skipped["lower_bound"] is None and skipped["tight_lower_bound"] is None
+    assert "skipped" in skipped["tight_lower_bound_note"]
 
 
 def test_run_policy_hands_its_semantics_to_the_instance_sampler(small_instance):

@@ -184,3 +184,92 @@ def test_tight_bound_validation_and_notes():
     g = Instance([[0.4, 0.5], [0.5, 0.6]], FidelityLadder([0.5, 5.0], [0.1, 0.0]), {"kind": "gaussian", "sigma": 0.1})
     assert instance_tight_lower_bound(g, 0.6).value == 0.0
     assert instance_tight_lower_bound(g, 0.001).value > instance_tight_lower_bound(g, 0.01).value
+
+
+def _exact_upper(lb, mu, lam, z, sigma):
+    """``Σω / F(ω) ≥ C*`` for the cost proportions a method returned (F evaluated exactly)."""
+    f = answer_values(lb.best_arm, lb.cost_proportions / np.asarray(lam), mu, z, sigma)[0]
+    return 1.0 / f.min()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "poiani2024-4x5.json",
+        "poiani2024-5x2.json",
+        "poiani2024-lucb-nonstop.json",
+        "poiani2024-mu2.json",
+        "poiani2024-mu3.json",
+        "poiani2022-yahtzee.json",
+    ],
+)
+def test_decomposition_agrees_with_the_cutting_planes_on_published_instances(name):
+    """Issue 19 (defect 3): the fast method gives the reference value, and each method's bound lies below
+    the other's exactly evaluated allocation (both are valid bounds)."""
+    inst = load_instance(shared_instance(name), warn=False)
+    nz = inst.noise
+    sigma = nz.sigma_proxy if nz.kind == "truncated_gaussian" else nz.sigma
+    mu, lam, z = inst.means, inst.ladder.costs, inst.ladder.zeta
+    ref = tight_lower_bound(mu, lam, z, 0.01, sigma=sigma, method="cutting-plane")
+    fast = tight_lower_bound(mu, lam, z, 0.01, sigma=sigma, method="decomposition")
+    assert fast.method == "decomposition" and ref.method == "cutting-plane"
+    assert fast.complexity == pytest.approx(ref.complexity, rel=1e-6)
+    assert fast.complexity <= _exact_upper(ref, mu, lam, z, sigma) * (1 + 1e-9)
+    assert ref.complexity <= _exact_upper(fast, mu, lam, z, sigma) * (1 + 1e-9)
+    assert fast.gap <= 1e-6
+    assert fast.cost_proportions.sum() == pytest.approx(1.0)
+
+
+def test_decomposition_agrees_with_the_cutting_planes_on_random_instances():
+    """Consistent and model-violating means, M = 1..4: the same value to 1e-6; a certified gap below 1e-6
+    whenever the means satisfy the model (each challenger's optimum may mix fidelities)."""
+    rng = np.random.default_rng(7)
+    for trial in range(24):
+        K, M = int(rng.integers(2, 25)), int(rng.integers(1, 5))
+        z = np.sort(rng.uniform(0, 0.3, M))[::-1].copy()
+        z[-1] = 0.0
+        lam = np.cumsum(rng.uniform(0.1, 10, M))
+        top = rng.uniform(0, 1, K)
+        inconsistent = trial % 3 == 0
+        mu = top[:, None] + rng.uniform(-1, 1, (K, M)) * z * (1.5 if inconsistent else 1.0)
+        mu[:, -1] = top
+        sigma = float(rng.uniform(0.05, 1.0))
+        ref = tight_lower_bound(mu, lam, z, 0.05, sigma=sigma, method="cutting-plane")
+        fast = tight_lower_bound(mu, lam, z, 0.05, sigma=sigma, method="decomposition")
+        assert fast.complexity == pytest.approx(ref.complexity, rel=1e-6), trial
+        assert fast.complexity <= _exact_upper(ref, mu, lam, z, sigma) * (1 + 1e-9), trial
+        if not inconsistent:
+            assert fast.gap <= 1e-6, trial
+
+
+def test_auto_method_and_time_limit():
+    """``method="auto"`` keeps the reference on small instances and uses the decomposition at scale; a time
+    limit returns a valid (looser) bound, says so, and is not cached."""
+    from mf_sched import bounds
+
+    small = Instance.synthetic(20, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=1)
+    assert instance_tight_lower_bound(small, 0.05).method == "cutting-plane"
+    big = Instance.synthetic(2000, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=1)
+    full = instance_tight_lower_bound(big, 0.05)
+    assert full.method == "decomposition" and full.gap <= 1e-6 and not full.timed_out
+    bounds._TIGHT_CACHE.clear()
+    cut = instance_tight_lower_bound(big, 0.05, time_limit=1e-6)
+    assert cut.timed_out and "time limit" in cut.note
+    assert 0 < cut.complexity <= full.complexity * (1 + 1e-9)
+    assert cut.gap > 1e-6
+    assert not bounds._TIGHT_CACHE  # a bound cut short is computed again next time
+    with pytest.raises(ValueError, match="method"):
+        tight_lower_bound([[0.4], [0.5]], [1.0], [0.0], 0.1, sigma=1.0, method="simplex")
+    with pytest.raises(ValueError, match="time_limit"):
+        tight_lower_bound([[0.4], [0.5]], [1.0], [0.0], 0.1, sigma=1.0, time_limit=0)
+
+
+def test_long_computations_show_progress(capsys):
+    """Defect 3: the bound ran for minutes without a word; at K·M ≥ 10,000 it reports its iterations."""
+    from mf_sched import bounds
+
+    big = Instance.synthetic(3400, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=2)
+    bounds._TIGHT_CACHE.clear()
+    lb = instance_tight_lower_bound(big, 0.05, progress=True)
+    assert lb.gap <= 1e-6
+    assert "tight lower bound (K=3400, M=3)" in capsys.readouterr().err

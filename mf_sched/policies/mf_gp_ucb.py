@@ -198,6 +198,8 @@ class MFGPUCB(Policy):
         "_n_refits",
         "_prop_x",
     )
+    _variable_shape = _state_attrs  # the data grow with every observation
+    _optional_state = _state_attrs
 
     def __init__(
         self,

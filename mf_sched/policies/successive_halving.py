@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._serialize import StateFormatError
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Recommendation, RoundPolicy, top_k_random
 from mf_sched.registry import register
@@ -79,6 +80,17 @@ class SuccessiveHalving(RoundPolicy):
     objective = "fixed-budget"
     summary = "Successive Halving over the fidelity ladder (heuristic, no δ-guarantee)"
     _state_attrs = ("_survivors", "_fid", "_rsum", "_winner")
+    _variable_shape = RoundPolicy._variable_shape + ("_survivors",)
+
+    def _validate_state(self, sub: dict[str, Any]) -> None:
+        super()._validate_state(sub)
+        surv = sub["_survivors"]
+        if surv.ndim != 1 or (surv.size and (surv.min() < 0 or surv.max() >= self.n_arms)):
+            raise StateFormatError("state field _survivors must list arms in range")
+        if np.unique(surv).size != surv.size:
+            raise StateFormatError("state field _survivors lists an arm twice")
+        if not 0 <= sub["_fid"] <= self.M:  # M: past the top fidelity (finished)
+            raise StateFormatError(f"state field _fid = {sub['_fid']} is out of range (0..{self.M})")
 
     def __init__(
         self,
