@@ -100,6 +100,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._serialize import StateFormatError
 from mf_sched.confidence import anytime_radius, lil_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import PolicyError, Recommendation, RoundPolicy, active_mask_summary, argmax_random, check_delta
@@ -319,6 +320,21 @@ class IISE(RoundPolicy):
     #: which ladder sequence the elimination bias comes from, and Eq. 8's factor on it
     _bias_name = "zeta"
     _eq8_factor = 4.0
+
+    def _validate_state(self, sub: dict[str, Any]) -> None:
+        super()._validate_state(sub)
+        t, m, stop = sub["_t"], sub["_phase"], sub["_stop_arm"]
+        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+            raise StateFormatError(f"state field _t = {t!r} must be an integer >= 0 (rounds in the phase)")
+        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < self.M:
+            raise StateFormatError(f"state field _phase = {m!r} is out of range (0..{self.M - 1})")
+        tm = int(self._tm[m])
+        if tm >= 0 and t > tm:
+            raise StateFormatError(f"state field _t = {t} exceeds phase {m}'s length {tm}")
+        if not sub["_active"].any():
+            raise StateFormatError("state field _active has no active arm")
+        if isinstance(stop, bool) or not isinstance(stop, int) or not (stop == -1 or 0 <= stop < self.n_arms):
+            raise StateFormatError(f"state field _stop_arm = {stop!r} must be -1 or an arm in 0..{self.n_arms - 1}")
 
     def __init__(
         self,
