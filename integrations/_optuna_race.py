@@ -13,6 +13,9 @@ so the cost is one pass over the trials. What is read from a trial:
   report the same rung; trials whose parameters are not a candidate (a discovery trial, a fallback trial)
   are runs of their own, keyed ``"trial-<number>"``. With ``by="trial"`` (MFPruner with any sampler) every
   trial is a run;
+* **busy**: a RUNNING trial holds its run (unless ``stale_after`` says its worker is dead), and so does a
+  WAITING trial that already carries a pull — a retry that Optuna's ``RetryHeartbeatStaleTrialCallback`` enqueued
+  with the failed trial's system attributes — so that the configuration is not handed out twice meanwhile;
 * **steps**: when some trial reported step 0 the objective counts from 0, and resource ``r`` is step ``r − 1``.
 """
 
@@ -301,8 +304,8 @@ def race_view(
         st = t.state
         if c is not None and snapshot is None and st not in _FINISHED:
             snapshot = take_snapshot(pos)
-        if st == TrialState.WAITING:
-            continue
+        if st == TrialState.WAITING and (arm_of is None or t.system_attrs.get(ARM) is None):
+            continue  # an enqueued trial without a pull yet; a queued retry (below) holds its configuration
         p = cache.get(t, steps, arm_of) if cache is not None else _parse(t, steps, arm_of)
         if p.resumable:
             view.resumable = True
@@ -318,7 +321,9 @@ def race_view(
                 view.foreign[k] = t.number
         values.append(p.values)
         row_ids.append(r)
-        if st == TrialState.RUNNING:
+        if st == TrialState.WAITING:
+            states.append(0)  # a retry of a failed trial (RetryHeartbeatStaleTrialCallback copies its pull), queued
+        elif st == TrialState.RUNNING:
             if t.number == exclude:
                 states.append(3)
             elif stale_after is not None and now is not None and t.datetime_start is not None and (

@@ -103,6 +103,7 @@ __all__ = [
     "finish",
     "curves_from_study",
     "candidate_set",
+    "heartbeat_storage",
 ]
 
 _GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
@@ -932,6 +933,43 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
             except Exception:  # pragma: no cover - a finished trial cannot be annotated
                 pass
         return bool(stop)
+
+
+# ----------------------------------------------------------------------------------------- storage
+def heartbeat_storage(
+    url: str, *, heartbeat_interval: int = 60, grace_period: int | None = None, max_retry: int | None = 3
+) -> optuna.storages.RDBStorage:
+    """An Optuna database storage (``sqlite:///...``, ``postgresql://...``, ``mysql://...``) for many worker
+    processes: with Optuna's heartbeat, so that a trial whose worker died (killed, out of memory, a preempted
+    machine) becomes FAIL instead of staying RUNNING — and holding its configuration — forever, and with
+    :class:`optuna.storages.RetryHeartbeatStaleTrialCallback`, which enqueues it again (MFSampler gives the retry
+    the same configuration and fidelity).
+
+    Each running trial records a heartbeat every ``heartbeat_interval`` seconds; a RUNNING trial whose last
+    heartbeat is older than ``grace_period`` (default ``2 × heartbeat_interval``) is failed by the next worker that
+    starts a trial. ``max_retry``: retries per failed trial (None: no limit; 0: none). Without a heartbeat
+    (a journal file) MFSampler's ``stale_after`` frees such a configuration instead.
+
+    Example:
+        >>> from mf_sched.integrations.optuna import heartbeat_storage
+        >>> storage = heartbeat_storage("sqlite:///:memory:", heartbeat_interval=30)
+        >>> type(storage).__name__, storage.get_heartbeat_interval(), storage.grace_period
+        ('RDBStorage', 30, 60)
+    """
+    if not isinstance(url, str) or "://" not in url:
+        raise ValueError(f"url = {url!r} is not a database URL; accepted: e.g. 'sqlite:///study.db', 'postgresql://...'")
+    for name, v, low in (("heartbeat_interval", heartbeat_interval, 1), ("grace_period", grace_period, 1)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
+            raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low} (seconds)")
+    if max_retry is not None and (isinstance(max_retry, bool) or not isinstance(max_retry, int) or max_retry < 0):
+        raise ValueError(f"max_retry = {max_retry!r} is out of range; accepted: an integer >= 0, or None")
+    grace = 2 * heartbeat_interval if grace_period is None else grace_period
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # heartbeat: experimental in Optuna
+        retry = optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=max_retry)
+        return optuna.storages.RDBStorage(
+            url, heartbeat_interval=heartbeat_interval, grace_period=grace, heartbeat_stale_trial_callback=retry
+        )
 
 
 # ----------------------------------------------------------------------------------------- curves

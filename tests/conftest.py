@@ -52,3 +52,25 @@ def ray_session():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory):
+    """A real PostgreSQL server for the session (tests/_postgres.py: pgserver bundles the binaries); skipped with
+    the reason where it cannot start."""
+    from _postgres import PostgresUnavailable, start_postgres
+
+    try:
+        url, stop = start_postgres(tmp_path_factory.mktemp("postgres"))
+    except PostgresUnavailable as e:
+        pytest.skip(f"no PostgreSQL server: {e}")
+    yield url
+    stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """An SQLAlchemy URL of a fresh, empty database on the session's PostgreSQL server."""
+    from _postgres import new_database
+
+    return new_database(postgres_server)
