@@ -58,6 +58,7 @@ import copy
 import datetime
 import math
 import threading
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -107,6 +108,8 @@ __all__ = [
 ]
 
 _GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
+_SURPLUS_BACKOFF_S = 0.05  # the pause after a second surplus trial in a row; it doubles with each further one
+_SURPLUS_BACKOFF_MAX_S = 2.0
 
 
 def _storage_attrs(trial: optuna.trial.Trial) -> dict[str, Any]:
@@ -272,7 +275,10 @@ class MFSampler(_StudyCaches, BaseSampler):
         max_failures: failed trials per configuration before it is dropped.
         stale_after: seconds after which a RUNNING trial counts as failed (its worker presumed dead: without
             Optuna's heartbeat, ``RDBStorage(heartbeat_interval=..., grace_period=...)``, nothing else ends it);
-            ``"auto"`` (default): 10 × the longest finished trial, at least 10 minutes; None: never.
+            ``"auto"`` (default): 10 × the longest finished trial, at least 10 minutes; None: never. With many
+            workers, use :func:`heartbeat_storage` on a database instead where you can. A worker that finds every
+            open configuration held by others starts a *surplus* trial (pruned at once, flagged ``mf:surplus``);
+            from the second in a row it waits first (50 ms, doubling up to 2 s) rather than flood the storage.
         order: promotion order of resumable objectives, ``"estimate"`` (default: the most promising
             configuration first) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
         keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
@@ -387,6 +393,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._lock = threading.RLock()
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
+        self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
         if not self.race and not self._gp:  # a policy probe: fails early on bad policy_kwargs
             self._probe = new_policy(self, 2)
 
@@ -712,6 +719,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                     if kind == "explore":
                         self._set(study, trial, None, fid)  # the fallback samples it
                         return
+                    self._surplus_streak = self._surplus_streak + 1 if kind == "surplus" else 0
                     if kind in ("surplus", "done"):
                         if kind == "done" and self.keep_sampling:
                             self._set(study, trial, None, fid)  # the fallback explores at the top
@@ -720,7 +728,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                         study._storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
                         if kind == "done":
                             self._stop(study)
-                        return
+                        break
                 else:
                     arm, fid, seen, replica = decide_with_policy(self, study, trial)
                 self._set(study, trial, arm, fid)
@@ -729,6 +737,11 @@ class MFSampler(_StudyCaches, BaseSampler):
                     return
                 if arm is None or not self._lost_race(study, trial, arm, fid, seen):
                     return
+        if self._surplus_streak > 1:
+            # nothing to hand out again: another worker holds every open configuration (a slow trial, or a dead
+            # one that stale_after or the heartbeat has not yet freed). Back off (50 ms doubling to 2 s) instead
+            # of filling the storage with surplus trials; outside the lock, so other threads go on.
+            time.sleep(min(_SURPLUS_BACKOFF_MAX_S, _SURPLUS_BACKOFF_S * 2.0 ** (self._surplus_streak - 2)))
 
     def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[int]) -> bool:
         """True when a lower-numbered trial that our replay did not see placed took the same pull."""

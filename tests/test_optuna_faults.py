@@ -183,6 +183,8 @@ def check_common(out: Outcome, stale_after: float | None = None) -> None:
             assert t.intermediate_values and max(t.intermediate_values) == t.last_step
             assert all((t.number, ep) in out.logged for ep in t.intermediate_values)
     assert set(out.evaluations()) == set(CONFIGS)  # every configuration was evaluated
+    # workers waiting on others back off: 273 surplus trials filled the journal in 6 s before the back-off
+    assert len(out.surplus()) <= 15 * WORKERS, summary("too many surplus trials", out)
 
 
 def summary(label: str, out: Outcome) -> str:
@@ -324,3 +326,29 @@ def test_journal_four_workers_one_killed_mid_trial_stale_after(tmp_path: Path) -
     assert hit.duplicates() <= clean.duplicates() + 1 + (WORKERS - 1)
     print(summary("journal, undisturbed", clean))
     print(summary("journal, one worker killed", hit))
+
+
+def test_surplus_trials_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every configuration held by a running trial: surplus trials, and from the second in a row a growing pause
+    (50 ms doubling, at most 2 s); a trial that gets a configuration resets it."""
+    import integrations.optuna as mfo
+
+    sampler = MFSampler(seed=0, search_space={"q": [0.3, 0.6]}, resources=[1, 3, 9])
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    pauses: list[float] = []
+
+    def surplus(t: optuna.trial.Trial) -> bool:
+        return bool(study._storage.get_trial_system_attrs(t._trial_id).get("mf:surplus"))
+
+    monkeypatch.setattr(mfo.time, "sleep", pauses.append)
+    held = [study.ask() for _ in range(2)]  # both configurations are running
+    assert not any(surplus(t) for t in held) and pauses == []
+    extra = [study.ask() for _ in range(8)]
+    assert all(surplus(t) for t in extra)
+    assert pauses == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 2.0]
+    for t in extra:
+        study.tell(t, state=TrialState.PRUNED)
+    study.tell(held[0], state=TrialState.FAIL)  # its configuration is free again: handed out, no pause
+    again = study.ask()
+    assert not surplus(again) and len(pauses) == 7
+    assert sampler._surplus_streak == 0
