@@ -66,6 +66,7 @@ class LUCBExploreB(PriorBoundsLUCB):
     summary = "LUCB over arms; sweep all fidelities until one is provably good, then commit (needs mu1/mu2 priors)"
     explore_name = "EXPLORE-B (explore then commit)"
     _state_attrs = PriorBoundsLUCB._state_attrs + ("_committed", "_swept")
+    _variable_shape = PriorBoundsLUCB._variable_shape + ("_swept",)  # the arms swept in the current round
 
     def _init_explore(self) -> None:
         self._committed = np.full(self.n_arms, -1, dtype=np.int64)
