@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish
+from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish, heartbeat_storage
 
 from examples.nas import nas_common as nc
 from mf_sched._progress import Progress
@@ -127,6 +127,13 @@ class NAS:
         return nc.held_out_accuracy(self.cands[i], self.top, self.data, store, seed=self.seed)
 
 
+def open_storage(url: str) -> optuna.storages.BaseStorage:
+    """A database URL (SQLite, PostgreSQL, MySQL) with Optuna's heartbeat: a trial whose worker died (killed,
+    out of memory, a preempted machine) is failed after 2 minutes without a heartbeat and retried with the same
+    architecture and epochs, instead of holding its architecture forever."""
+    return heartbeat_storage(url, heartbeat_interval=60)
+
+
 def run_mf(
     nas: NAS, storage: str, name: str, *, delta: float, sigma: float | None, n_jobs: int
 ) -> tuple[MethodResult, optuna.Study, MFSampler]:
@@ -137,7 +144,9 @@ def run_mf(
     )
     if sampler.candidates != nas.cands:
         raise RuntimeError("MFSampler's candidate set differs from nas_common.candidates(): same space and seed?")
-    study = optuna.create_study(study_name=name, storage=storage, direction="maximize", sampler=sampler, pruner=pruner)
+    study = optuna.create_study(
+        study_name=name, storage=open_storage(storage), direction="maximize", sampler=sampler, pruner=pruner
+    )
     store = nas.store("mf")
     res = MethodResult("MFSampler+MFPruner", None, 0, 0, 0.0)
     full = len(nas.cands) * nas.top
@@ -196,7 +205,9 @@ def run_tpe_hyperband(nas: NAS, storage: str, name: str, epoch_budget: int, *, n
         min_resource=e[0], max_resource=e[-1], reduction_factor=nc.reduction_factor(e)
     )
     sampler = optuna.samplers.TPESampler(seed=nas.seed)
-    study = optuna.create_study(study_name=name, storage=storage, direction="maximize", sampler=sampler, pruner=pruner)
+    study = optuna.create_study(
+        study_name=name, storage=open_storage(storage), direction="maximize", sampler=sampler, pruner=pruner
+    )
     store = nas.store("tpe")
     res = MethodResult("TPE+Hyperband", None, 0, 0, 0.0)
     with Progress(epoch_budget, "TPE+Hyperband, epochs (same budget)") as bar:
