@@ -1,11 +1,13 @@
-"""Multi-fidelity tuning with Ray Tune: IISEScheduler on the same model as the Optuna quickstart.
+"""Multi-fidelity tuning with Ray Tune, zero configuration: ``IISEScheduler()`` on the Optuna quickstart's model.
 
 A linear classifier (scikit-learn's SGDClassifier) trained epoch by epoch on scikit-learn's digits; each
-trial is one configuration; at epochs 1, 3, 9 the trials pause, the scheduler stops those that provably
-cannot be the best (ζ-aware, confidence 1 − δ) and the rest resume from their checkpoints up to 27 epochs.
+trial is one configuration. The scheduler races: the rungs come from the stopping criterion (27 epochs:
+rungs 1, 3, 9, 27), ζ⁺ from the prior shipped for accuracies; a trial is stopped as soon as it provably
+cannot beat the best finished one (confidence 1 − δ), and a trial that reports a checkpoint pauses at a rung
+while a more promising one waits, resuming later from its checkpoint (no epoch is trained twice).
 Local Ray with 2 CPUs.
 
-    python examples/ray_quickstart.py            # needs: pip install "mf-sched[ray,gp]"
+    python -m examples.ray_quickstart            # from the repository root; needs: pip install "mf-sched[ray,gp]"
 
 Prints the best configuration, the scheduler's certificate and the epochs trained against training every
 configuration for 27 epochs.
@@ -16,18 +18,16 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
 import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 import ray
+from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback
 from ray import tune
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback  # noqa: E402
-from optuna_quickstart import EPOCHS, LADDER, load_data  # noqa: E402
+from examples.optuna_quickstart import MAX_EPOCHS, load_data
 
 # a smaller grid than the Optuna quickstart: each Ray trial start costs about a second on 2 CPUs
 SEARCH_SPACE = {
@@ -56,7 +56,7 @@ def trainable(config: dict) -> None:
         clf.coef_ = np.array(state["coef"])
         clf.intercept_ = np.array(state["intercept"])
     rng = np.random.default_rng(start)
-    for epoch in range(start + 1, EPOCHS[-1] + 1):
+    for epoch in range(start + 1, MAX_EPOCHS + 1):
         order = rng.permutation(len(y_tr))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -71,13 +71,10 @@ def trainable(config: dict) -> None:
 
 def main() -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")) if p
-    )
     configs = [dict(zip(SEARCH_SPACE, v)) for v in itertools.product(*SEARCH_SPACE.values())]
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        sched = IISEScheduler(LADDER, time_attr="epoch", sigma=0.02, n_trials=len(configs))
+        sched = IISEScheduler(time_attr="epoch")  # zero configuration: racing with the shipped ζ⁺ prior
         tuner = tune.Tuner(
             trainable,
             param_space={k: tune.grid_search(v) for k, v in SEARCH_SPACE.items()},
@@ -87,6 +84,7 @@ def main() -> None:
                 storage_path=str(Path("results").resolve()),
                 verbose=0,
                 callbacks=[SchedulerStateCallback(sched)],
+                stop={"epoch": MAX_EPOCHS},
             ),
         )
         results = tuner.fit()
@@ -94,8 +92,8 @@ def main() -> None:
         ray.shutdown()
     cert = sched.certificate()
     epochs = sum(int(r.metrics.get("epoch", 0)) for r in results)
-    full = len(configs) * EPOCHS[-1]
-    print(f"best configuration: {sched.best_config()}  (acc {cert.value:.4f} at {EPOCHS[-1]} epochs)")
+    full = len(configs) * MAX_EPOCHS
+    print(f"best configuration: {sched.best_config()}  (acc {cert.value:.4f} at {MAX_EPOCHS} epochs)")
     print(f"certificate: δ = {cert.delta}, identified = {cert.identified}, ε = {cert.epsilon}")
     print(
         f"epochs trained: {epochs} vs {full} for training all {len(configs)} configurations "
