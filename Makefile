@@ -3,11 +3,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-TEST_EXTRAS ?= dev,bench,gp,nas,optuna,ray,torch
+TEST_EXTRAS ?= dev,bench,gp,nas,optuna,ray,torch,docs
+DOCS_EXTRAS ?= docs
 DEMO_EXTRAS ?= bench,gp,optuna,torch
 PYTEST_ARGS ?=
 
-.PHONY: demo quickstart simulate test test-slow lint bench clean
+.PHONY: demo quickstart simulate test test-slow lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +20,10 @@ $(VENV)/.installed-test-$(TEST_EXTRAS): pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-demo-$(DEMO_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(DEMO_EXTRAS)]"
+	touch $@
+
+$(VENV)/.installed-docs-$(DOCS_EXTRAS): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[$(DOCS_EXTRAS)]"
 	touch $@
 
 ## demo: the main job (neural-architecture search on PyTorch with Optuna, MFSampler + MFPruner, SQLite; ~3 min)
@@ -33,9 +38,10 @@ quickstart: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
 simulate: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
 	$(BIN)/python examples/simulated_bai.py
 
-## test: lint + the fast test suite (< 10 min); long tests are marked `slow`
+## test: lint + the docs build (strict, ~15 s) + the fast test suite (< 10 min); long tests are marked `slow`
 test: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## test-slow: only the tests marked slow
@@ -48,6 +54,10 @@ lint: $(VENV)/.installed-test-$(TEST_EXTRAS)
 ## bench: per-pull overhead benchmark (prints a table, writes benchmarks/results/overhead.json)
 bench: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python benchmarks/overhead.py
+
+## docs: the manual (docs/*.md + API pages from the docstrings) into build/site; any warning fails the build
+docs: $(VENV)/.installed-docs-$(DOCS_EXTRAS)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info results .pytest_cache .hypothesis

@@ -219,9 +219,9 @@ class MFRecommendation:
         delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
         full_fidelity_cost: every candidate once at the top fidelity;
         resources_spent: epochs (steps) actually trained, over all trials; full_fidelity_resources: candidates ×
-        the top resource;
+            the top resource;
         done: whether the race (policy) has finished; rung: the rung the answer rests on (the top once a
-        configuration finished, else the rung of its estimate); details: ε, ζ⁺ source, counts, ...
+            configuration finished, else the rung of its estimate); details: ε, ζ⁺ source, counts, ...
     """
 
     params: dict[str, Any] | None

@@ -1,0 +1,80 @@
+"""Griffe extension: document the top-level ``integrations/`` folder as ``mf_sched.integrations``.
+
+pyproject.toml installs ``integrations/`` as the subpackage ``mf_sched.integrations`` (setuptools
+``package-dir``). Griffe finds packages by walking folders, so it sees ``mf_sched/`` without that
+subpackage; this extension visits the folder's files statically (nothing is imported, so the docs
+need neither Optuna nor Ray) and attaches them under ``mf_sched``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import griffe
+
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "integrations"
+
+
+class IntegrationsPackage(griffe.Extension):
+    """Attach ``integrations/*.py`` to the ``mf_sched`` package as ``mf_sched.integrations``."""
+
+    def on_module_members(self, *, mod: griffe.Module, agent: Any, **kwargs: Any) -> None:
+        if mod.path != "mf_sched" or "integrations" in mod.members:
+            return
+
+        def visit(name: str, path: Path, parent: griffe.Module) -> griffe.Module:
+            code = path.read_text(encoding="utf-8")
+            agent.lines_collection[path] = code.splitlines(keepends=False)
+            return griffe.visit(
+                name,
+                path,
+                code,
+                extensions=agent.extensions,
+                parent=parent,
+                docstring_parser=agent.docstring_parser,
+                docstring_options=agent.docstring_options,
+                lines_collection=agent.lines_collection,
+                modules_collection=agent.modules_collection,
+            )
+
+        package = visit("integrations", FOLDER / "__init__.py", mod)
+        mod.set_member("integrations", package)
+        for path in sorted(FOLDER.glob("*.py")):
+            if path.stem != "__init__":
+                package.set_member(path.stem, visit(path.stem, path, package))
+
+
+class FenceDoctests(griffe.Extension):
+    """Show doctest blocks outside an ``Examples:`` section as ``pycon`` code blocks.
+
+    Google-style parsing reads ``>>>`` lines as code only under an ``Examples:`` heading; elsewhere (free
+    text, an ``Example:`` admonition) they would be Markdown paragraphs, where ``[0.2, 0.5][pull.arm]`` reads
+    as a reference link. A run of lines from a ``>>>`` line to the next blank line is fenced at its own
+    indentation; the docstrings themselves are untouched.
+    """
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
+        if obj.docstring is None or ">>>" not in obj.docstring.value:
+            return
+        out: list[str] = []
+        in_fence = in_examples = False
+        doctest_indent: str | None = None
+        for line in obj.docstring.value.splitlines():
+            stripped = line.lstrip()
+            indent = line[: len(line) - len(stripped)]
+            if doctest_indent is not None and not stripped:
+                out.append(doctest_indent + "```")
+                doctest_indent = None
+            if stripped and not indent and doctest_indent is None:
+                in_examples = stripped == "Examples:"
+            if stripped.startswith("```"):
+                in_fence = not in_fence
+            elif not in_fence and not in_examples and doctest_indent is None and stripped.startswith(">>>"):
+                out.append(indent + "```pycon")
+                doctest_indent = indent
+            out.append(line)
+        if doctest_indent is not None:
+            out.append(doctest_indent + "```")
+        obj.docstring.value = "\n".join(out)
