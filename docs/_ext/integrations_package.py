@@ -8,6 +8,7 @@ need neither Optuna nor Ray) and attaches them under ``mf_sched``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,17 @@ class IntegrationsPackage(griffe.Extension):
                 package.set_member(path.stem, visit(path.stem, path, package))
 
 
+_ROLE = re.compile(r":(?:func|class|meth|attr|mod|data|exc|obj):`(~?)([\w.]+)(?:\(\))?`")
+
+
+def _role_to_markdown(match: re.Match[str]) -> str:
+    short, target = match.group(1) == "~", match.group(2)
+    title = target.rsplit(".", 1)[-1] if short else target
+    if target.startswith("mf_sched."):  # a link where the target is documented, plain code elsewhere
+        return f'<autoref identifier="{target}" optional><code>{title}</code></autoref>'
+    return f"`{title}`"
+
+
 class FenceDoctests(griffe.Extension):
     """Show doctest blocks outside an ``Examples:`` section as ``pycon`` code blocks.
 
@@ -56,7 +68,10 @@ class FenceDoctests(griffe.Extension):
     """
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
-        if obj.docstring is None or ">>>" not in obj.docstring.value:
+        if obj.docstring is None:
+            return
+        obj.docstring.value = _ROLE.sub(_role_to_markdown, obj.docstring.value)
+        if ">>>" not in obj.docstring.value:
             return
         out: list[str] = []
         in_fence = in_examples = False
