@@ -58,8 +58,11 @@ def _role_to_markdown(match: re.Match[str]) -> str:
     return f"`{title}`"
 
 
-class FenceDoctests(griffe.Extension):
-    """Show doctest blocks outside an ``Examples:`` section as ``pycon`` code blocks.
+class SphinxRolesAndDoctests(griffe.Extension):
+    """Turn Sphinx roles into cross-references; show doctest blocks outside ``Examples:`` as ``pycon`` code.
+
+    ``:class:`~mf_sched.x.Y``` becomes a link to ``Y``'s API entry (optional: plain code when the target is
+    not rendered, e.g. a private helper); roles naming anything else become inline code.
 
     Google-style parsing reads ``>>>`` lines as code only under an ``Examples:`` heading; elsewhere (free
     text, an ``Example:`` admonition) they would be Markdown paragraphs, where ``[0.2, 0.5][pull.arm]`` reads
