@@ -18,8 +18,8 @@ and "mu2-like" λ_M = 1, σ = 0.25). Every variant sees the same seeds. A varian
 mean cost is lower than the paper's on the published instances *and* on the random ones (ratio of mean
 costs, 95% bootstrap interval below 1) and its error rate stays within δ (binomial test at 1%).
 
-    python benchmarks/mf_grad_improvements.py --quick
-    python benchmarks/mf_grad_improvements.py --runs 100 --random-instances 30 --random-runs 20
+    python -m benchmarks.mf_grad_improvements --quick
+    python -m benchmarks.mf_grad_improvements --runs 100 --random-instances 30 --random-runs 20
 
 Prints tables, writes ``benchmarks/results/mf_grad_improvements.json`` and a PNG.
 """

@@ -15,8 +15,8 @@ non-stopping instance, as in the authors' demonstration). IISE-γ is not run: th
 γ = 2ζ (always valid) makes it identical to IISE. The LUCB procedures run under a cost cap (``budget``)
 because on ``lucb-nonstop`` EXPLORE-A/B never certify: they stop at the cap, uncertified.
 
-    python benchmarks/poiani2024_instances.py --quick
-    python benchmarks/poiani2024_instances.py --runs 40 --jobs 2
+    python -m benchmarks.poiani2024_instances --quick
+    python -m benchmarks.poiani2024_instances --runs 40 --jobs 2
 
 Writes ``benchmarks/results/poiani2024_instances.json`` (+ ``.png``).
 """
@@ -36,13 +36,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fast_iise import run_many_fast  # noqa: E402
-
-from mf_sched import run_many  # noqa: E402
-from mf_sched.instance import load_instance  # noqa: E402
-from mf_sched.policies.iise import check_assumption1  # noqa: E402
+from mf_sched import run_many
+from mf_sched.iise_runner import run_many_fast
+from mf_sched.instance import load_instance
+from mf_sched.policies.iise import check_assumption1
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"

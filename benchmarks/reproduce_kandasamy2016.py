@@ -37,8 +37,8 @@ ratio ``C_MF/C_UCB`` (constants hidden) and Theorem 4's lower-bound coefficient.
 capital once and :func:`mf_sched.simulate.regret_curve` reads the regret at every smaller capital
 (both policies are anytime).
 
-    python benchmarks/reproduce_kandasamy2016.py --quick            # ~1–2 min
-    python benchmarks/reproduce_kandasamy2016.py --seeds 10 --jobs 2  # the full run (tens of minutes)
+    python -m benchmarks.reproduce_kandasamy2016 --quick            # ~1–2 min
+    python -m benchmarks.reproduce_kandasamy2016 --seeds 10 --jobs 2  # the full run (tens of minutes)
 
 Writes ``benchmarks/results/kandasamy2016.json`` (``_quick`` in quick mode) and a PNG next to it.
 """
@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _regret import RESULTS, band, log_slope, mean_se, meta, pyplot, run_jobs, seeds, write_json
 
+from benchmarks._regret import RESULTS, band, log_slope, mean_se, meta, pyplot, run_jobs, seeds, write_json
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
 from mf_sched.bounds import kandasamy_regret_lower_bound, mfucb_analysis
 from mf_sched.simulate import regret_curve

@@ -16,8 +16,8 @@ curve is ≤ ``s``; the ratio is MF-GP-UCB's capital / GP-UCB's. Targets: GP-UCB
 at Λ (its final level). A ratio < 1 means MF-GP-UCB needs less capital; "> x" means MF-GP-UCB did not
 reach the target within Λ (x = Λ / GP-UCB's capital).
 
-    python benchmarks/reproduce_mfgpucb.py --quick            # 3 seeds, Λ = 30 λ(M): a few minutes
-    nice python benchmarks/reproduce_mfgpucb.py --seeds 20    # the paper's 20 seeds (long)
+    python -m benchmarks.reproduce_mfgpucb --quick            # 3 seeds, Λ = 30 λ(M): a few minutes
+    nice python -m benchmarks.reproduce_mfgpucb --seeds 20    # the paper's 20 seeds (long)
 
 Writes ``benchmarks/results/mfgpucb.json`` (every run's curve included) and ``mfgpucb.png``.
 """

@@ -9,12 +9,12 @@ that reproduce the paper (digest P10). Each domain is also run noise-free (obser
 policies keep their σ): those percentages are deterministic and checked against the digest.
 
 SE runs through :func:`mf_sched.run_policy` (one round per step); IISE, IISE-γ and MFE through
-``benchmarks/fast_iise.py`` (vectorised, exact; see its docstring for the certified phase skips that
+:mod:`mf_sched.iise_runner` (vectorised, exact; see its docstring for the certified phase skips that
 replace the authors' "options" shortcut on Yahtzee).
 
-    python benchmarks/reproduce_poiani2022.py --quick          # 5 runs per domain (~1 min)
-    python benchmarks/reproduce_poiani2022.py --runs 100       # the paper's protocol
-    python benchmarks/reproduce_poiani2022.py --runs 30 --jobs 2 --domains synthetic-a yahtzee
+    python -m benchmarks.reproduce_poiani2022 --quick          # 5 runs per domain (~1 min)
+    python -m benchmarks.reproduce_poiani2022 --runs 100       # the paper's protocol
+    python -m benchmarks.reproduce_poiani2022 --runs 30 --jobs 2 --domains synthetic-a yahtzee
 
 Writes ``benchmarks/results/poiani2022_table1.json`` (+ ``.png``) and prints the table with the paper's
 numbers beside ours.
@@ -36,15 +36,12 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fast_iise import FastStats, run_iise_fast  # noqa: E402
-
-from mf_sched import Instance, policy_for, run_policy  # noqa: E402
-from mf_sched._progress import Progress  # noqa: E402
-from mf_sched.bounds import instance_lower_bound  # noqa: E402
-from mf_sched.instance import load_instance  # noqa: E402
-from mf_sched.policies.iise import check_assumption1  # noqa: E402
+from mf_sched import Instance, policy_for, run_policy
+from mf_sched._progress import Progress
+from mf_sched.bounds import instance_lower_bound
+from mf_sched.iise_runner import FastStats, run_iise_fast
+from mf_sched.instance import load_instance
+from mf_sched.policies.iise import check_assumption1
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"

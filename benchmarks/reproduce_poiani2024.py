@@ -21,9 +21,9 @@ the reference numbers are those of the authors' released code, digest §5.4 and 
    empirical cost proportions ω̂(t) of MF-GRAD run without stopping on 5x2 (paper: 100,000 iterations,
    100 runs, 95% bands, every 50 iterations) against the optimal ω*.
 
-    python benchmarks/reproduce_poiani2024.py --quick
-    python benchmarks/reproduce_poiani2024.py                        # full: 100 runs per cell
-    python benchmarks/reproduce_poiani2024.py --nonstop-runs 20 --proportion-runs 10 --proportion-iterations 20000
+    python -m benchmarks.reproduce_poiani2024 --quick
+    python -m benchmarks.reproduce_poiani2024                        # full: 100 runs per cell
+    python -m benchmarks.reproduce_poiani2024 --nonstop-runs 20 --proportion-runs 10 --proportion-iterations 20000
 
 Prints tables, writes ``benchmarks/results/poiani2024.json`` and ``poiani2024.png``.
 """

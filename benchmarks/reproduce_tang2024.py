@@ -22,9 +22,9 @@ sum of its T pulls ~ N(T·mean, T·σ²), exact in distribution for the paper's 
 costs the same at any N and decisions go through the policies' own scoring and rejection code;
 ``--protocol`` drives every pull through ask/tell instead (same distribution, ~2.5 µs per pull).
 
-    python benchmarks/reproduce_tang2024.py --quick          # a few minutes
-    python benchmarks/reproduce_tang2024.py                  # full mode: 5,000 runs per point (hours)
-    python benchmarks/reproduce_tang2024.py --runs 300 --jobs 2 --instances D1P D2I
+    python -m benchmarks.reproduce_tang2024 --quick          # a few minutes
+    python -m benchmarks.reproduce_tang2024                  # full mode: 5,000 runs per point (hours)
+    python -m benchmarks.reproduce_tang2024 --runs 300 --jobs 2 --instances D1P D2I
 """
 
 from __future__ import annotations

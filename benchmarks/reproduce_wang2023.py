@@ -14,9 +14,9 @@ random tie-breaking. Wang et al.'s LUCB needs ~10⁴–10⁶ pulls per run (Fig.
 per pull here, so the default run counts are below the paper's 100 trials; every count is printed and
 stored. ``--quick`` is a CI-size check.
 
-    python benchmarks/reproduce_wang2023.py --quick      # Fig. 1a at 2 δ and Table 3 cases 1, 4; 2 runs each
-    python benchmarks/reproduce_wang2023.py --runs 10 --runs-true 5 --runs-1b 1 --jobs 2   # the defaults
-    python benchmarks/reproduce_wang2023.py --runs 100 --runs-true 100 --runs-1b 100       # the paper's sizes
+    python -m benchmarks.reproduce_wang2023 --quick      # Fig. 1a at 2 δ and Table 3 cases 1, 4; 2 runs each
+    python -m benchmarks.reproduce_wang2023 --runs 10 --runs-true 5 --runs-1b 1 --jobs 2   # the defaults
+    python -m benchmarks.reproduce_wang2023 --runs 100 --runs-true 100 --runs-1b 100       # the paper's sizes
 
 Writes ``benchmarks/results/wang2023.json`` (+ ``.png``).
 """

@@ -10,8 +10,8 @@ import pytest
 from conftest import shared_instance
 from scipy import stats
 
-from benchmarks import fast_iise as fast  # the exact fast runner lives with the benchmarks
 from mf_sched import FidelityLadder, Instance, PolicyError, get_policy, policy_for, run_policy
+from mf_sched import iise_runner as fast
 from mf_sched.confidence import anytime_radius, lil_radius
 from mf_sched.instance import load_instance
 from mf_sched.policies.iise import check_assumption1, hull_fidelities, iise_thresholds, phase_length
