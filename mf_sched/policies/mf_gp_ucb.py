@@ -32,7 +32,7 @@ fidelity; a fidelity with fewer than ``min(10, n_{m−1})`` points copies the on
 iteration) and if ``y − y' > 0.9 (ζ^(m−1) − ζ^(m))`` that increment becomes ``2 (y − y')``, every increment is
 raised to at least it, and ``ζ`` is their cumulative sum.
 
-Resolved ambiguities (paper text first, then the code; digest §5):
+Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
 
 1. ``β_t``: paper ``0.2 d log(2t)`` (default) vs code ``0.2 d log(2dt)`` (``beta="code"``). ``d`` is the
    encoded dimension ``D`` of the search space (one-hot categoricals count one per choice).
