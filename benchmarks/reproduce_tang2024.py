@@ -9,7 +9,7 @@ Instances (:func:`mf_sched.constrained.tang2024_instance`):
   Appendix A). They are labelled as stand-ins everywhere; they are not the paper's instances.
 
 Noise σ_r = 1, σ_c = 0.5 (the paper's). Error = the output support (slacks included) differs from the
-optimal support I*, or "infeasible" is output (strict criterion, Section 1.5 of the digest); 95%
+optimal support I*, or "infeasible" is output (strict criterion of Tang et al. 2024, §2); 95%
 Wilson intervals. The paper gives **no numbers** for any figure (the plots were lost in the text, and
 the text states only qualitative claims), so the table prints the claims beside our rates:
 (1) on A1–A3 SFSR and SFSR-L clearly beat USLP and are nearly indistinguishable; (2) on H2 SFSR-L fails;

@@ -7,10 +7,10 @@
 * **Table 3** (Appendix C): EXPLORE-A, EXPLORE-B and the highest-fidelity baseline (``lucb-highest``) on
   ``µ_k^(m) = 0.1(k + 4) + 0.01(m − 5)``, ζ = (0.04, 0.03, 0.02, 0.01, 0), λ = (1, 2, 3, 4, 5·I) for cases
   I = 1..4, δ = 0.1, 100 trials. The prior bounds are not stated; we run the Appendix B values
-  (0.95, 0.75) and the true values (0.9, 0.8) (digest A10).
+  (0.95, 0.75) and the true values (0.9, 0.8) (App. C's true values satisfy the App. B bounds).
 
-Unstated details, resolved as in the digest: Bernoulli rewards, ``L = 4KM``, ``t`` = LUCB round index,
-random tie-breaking. Wang et al.'s LUCB needs ~10⁴–10⁶ pulls per run (Fig. 1b ≈ 1.5·10⁶) at tens of µs
+Unstated details, resolved as in :mod:`mf_sched.policies._mf_lucb`: Bernoulli rewards, ``L = 4KM``, ``t`` = LUCB round
+index, random tie-breaking. Wang et al.'s LUCB needs ~10⁴–10⁶ pulls per run (Fig. 1b ≈ 1.5·10⁶) at tens of µs
 per pull here, so the default run counts are below the paper's 100 trials; every count is printed and
 stored. ``--quick`` is a CI-size check.
 
