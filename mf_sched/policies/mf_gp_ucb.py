@@ -3,7 +3,7 @@
 Paper: K. Kandasamy, G. Dasarathy, J. Oliva, J. Schneider, B. Póczos, *Gaussian Process Bandit
 Optimisation with Multi-fidelity Evaluations*, NeurIPS 2016 — Algorithm 1 (theory) and the practical
 version of Appendix B ("More Implementation Details") with the heuristics of the authors' released
-code (``kirthevasank/mf-gp-ucb``), as collected in ``kandasamy2016-mfgpucb-spec.md`` §2.4. Only the
+code (``kirthevasank/mf-gp-ucb``). Only the
 appendix text was available; where it is silent we follow the code and say so.
 
 **Model.** One independent GP per fidelity ``m`` (0-based here; the paper counts ``1..M``), each
