@@ -15,8 +15,8 @@ For each source (LCBench through the YAHPO surrogate, TaskSet, DeepOBS, AlgoPerf
 
 Writes ``benchmarks/results/calibration.json`` and ``calibration.png``.
 
-    python benchmarks/calibration.py            # full: LCBench 34 tasks x 200 configurations
-    python benchmarks/calibration.py --quick    # LCBench 8 tasks x 60, 5 coverage splits
+    python -m benchmarks.calibration            # full: LCBench 34 tasks x 200 configurations
+    python -m benchmarks.calibration --quick    # LCBench 8 tasks x 60, 5 coverage splits
 """
 
 from __future__ import annotations

@@ -26,16 +26,16 @@ pull cap (``--max-pulls``; LUCB with EXPLORE-A/B may never stop) has no answer t
 
 **Budget.** A cell gets ``--runs`` runs (default 1,000), in chunks, until its time (``--cell-time`` CPU
 seconds, measured in the workers) is spent; cells that got fewer runs are listed. The IISE family uses the
-exact fast runner (:mod:`fast_iise`); the others :func:`mf_sched.simulate.run_policy` with whole rounds per
+exact block runner (:mod:`mf_sched.iise_runner`); the others :func:`mf_sched.simulate.run_policy` with whole rounds per
 step. Published instances with K ≥ 1,000 run only with the IISE family (one run of the others takes minutes
 to hours there) — a note says so.
 
 Prints a summary table, writes JSON (every cell) and a PNG plot (error-rate upper bounds against δ; cost
 under misspecified ζ).
 
-    python benchmarks/delta_correctness.py                      # full: about an hour on 2 cores
-    python benchmarks/delta_correctness.py --quick              # CI size: a few minutes
-    python benchmarks/delta_correctness.py --policies iise se --random 5 --runs 200
+    python -m benchmarks.delta_correctness                      # full: about an hour on 2 cores
+    python -m benchmarks.delta_correctness --quick              # CI size: a few minutes
+    python -m benchmarks.delta_correctness --policies iise se --random 5 --runs 200
 """
 
 from __future__ import annotations
@@ -55,17 +55,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # fast_iise lives here
-
-from fast_iise import run_iise_fast  # noqa: E402
-
-from mf_sched import FidelityLadder, Instance, get_policy, list_policies, load_instance  # noqa: E402
-from mf_sched._parallel import process_pool  # noqa: E402
-from mf_sched._progress import Progress  # noqa: E402
-from mf_sched.datasets import data_root  # noqa: E402
-from mf_sched.policies.iise import IISE  # noqa: E402
-from mf_sched.registry import build_policy  # noqa: E402
-from mf_sched.simulate import run_policy  # noqa: E402
+from mf_sched import FidelityLadder, Instance, get_policy, list_policies, load_instance
+from mf_sched._parallel import process_pool
+from mf_sched._progress import Progress
+from mf_sched.datasets import data_root
+from mf_sched.iise_runner import run_iise_fast
+from mf_sched.policies.iise import IISE
+from mf_sched.registry import build_policy
+from mf_sched.simulate import run_policy
 
 #: policies that read ζ (or γ): they are also run with ζ × 0.5 and ζ × 2
 ZETA_AWARE = (

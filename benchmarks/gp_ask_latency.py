@@ -23,7 +23,7 @@ Times are CPU seconds of this process (``time.process_time``) with one BLAS thre
 (``OPENBLAS_NUM_THREADS=1``): the development machine's 2 cores are shared, so wall time there mostly
 measures the other users; on an idle core wall time equals CPU time.
 
-    python benchmarks/gp_ask_latency.py [--n 200 1000] [--reps 5]
+    python -m benchmarks.gp_ask_latency [--n 200 1000] [--reps 5]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Variants of ``mf-grad`` (all with the paper's practical threshold and learning rate 0.25):
 
-* ``paper``: the authors' algorithm (digest ``poiani2024-mfgrad-spec.md`` §3);
+* ``paper``: the authors' algorithm (Poiani et al. 2024, as in their released code ``riccardopoiani/adv-mf-bai``);
 * ``warm-start``: after the initial sweep the exponential weights start from the prior
   ``½ ω*(µ̃) + ½ uniform`` — ``ω*`` the optimal cost proportions of the lower bound for the plug-in model
   ``µ̃`` (the sweep's means projected on the model) — instead of the uniform iterate;
@@ -12,14 +12,14 @@ Variants of ``mf-grad`` (all with the paper's practical threshold and learning r
 * ``both``.
 
 Instances: the four published ones (``poiani2024-{4x5,5x2,mu2,mu3}.json``) and random ones from the
-paper's generator (digest §5.1: K = 4, M = 5; top means U(0, 1) with gaps to the best in [0.1, 0.4];
-``|µ_m − µ_M| ≤ ζ_m`` drawn uniformly; two families: "4x5-like" λ = (0.05, 0.1, 0.2, 0.4, 5), σ = 0.1
+paper's generator (the authors' ``generate_rnd_cfg.py``: K = 4, M = 5; top means U(0, 1) with gaps to the best in [0.1,
+0.4]; ``|µ_m − µ_M| ≤ ζ_m`` drawn uniformly; two families: "4x5-like" λ = (0.05, 0.1, 0.2, 0.4, 5), σ = 0.1
 and "mu2-like" λ_M = 1, σ = 0.25). Every variant sees the same seeds. A variant is **kept** only if its
 mean cost is lower than the paper's on the published instances *and* on the random ones (ratio of mean
 costs, 95% bootstrap interval below 1) and its error rate stays within δ (binomial test at 1%).
 
-    python benchmarks/mf_grad_improvements.py --quick
-    python benchmarks/mf_grad_improvements.py --runs 100 --random-instances 30 --random-runs 20
+    python -m benchmarks.mf_grad_improvements --quick
+    python -m benchmarks.mf_grad_improvements --runs 100 --random-instances 30 --random-runs 20
 
 Prints tables, writes ``benchmarks/results/mf_grad_improvements.json`` and a PNG.
 """
@@ -55,7 +55,7 @@ FAMILIES = {
 
 
 def random_instance(rng: np.random.Generator, family: str, index: int) -> Instance:
-    """The authors' ``generate_rnd_cfg.py`` (digest §5.1), K = 4, M = 5."""
+    """The authors' ``generate_rnd_cfg.py`` (``riccardopoiani/adv-mf-bai``), K = 4, M = 5."""
     costs, sigma = FAMILIES[family]
     while True:
         top = rng.uniform(0, 1, 4)

@@ -17,8 +17,8 @@ cumulative epochs, and the epochs each method
 first reaches TPE+Hyperband's mean final regret. Also the per-trial overhead of MFSampler's ``ask`` with 1,000
 finished trials in SQLite, as a ratio to TPESampler's, measured in the same process.
 
-    python benchmarks/optuna_pruners.py --quick     # 2 tasks × 2 seeds
-    python benchmarks/optuna_pruners.py             # 6 tasks × 5 seeds
+    python -m benchmarks.optuna_pruners --quick     # 2 tasks × 2 seeds
+    python -m benchmarks.optuna_pruners             # 6 tasks × 5 seeds
 
 Prints a table, writes ``benchmarks/results/optuna_pruners.json`` and ``.png``.
 """

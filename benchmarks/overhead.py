@@ -30,8 +30,8 @@ correctness are reported (on shared machines the wall time includes waiting for 
 Prints a table, writes JSON (``--out``) and a PNG next to it (median µs per cell, log scale, with the goal
 lines; capped cells hatched).
 
-    python benchmarks/overhead.py                                   # everything (~15 min on 2 busy cores)
-    python benchmarks/overhead.py --policies ucb1 mf-ucb --arms 10 1000 --pairs 20000 --no-completion
+    python -m benchmarks.overhead                                   # everything (~15 min on 2 busy cores)
+    python -m benchmarks.overhead --policies ucb1 mf-ucb --arms 10 1000 --pairs 20000 --no-completion
 """
 
 from __future__ import annotations

@@ -3,20 +3,20 @@
 Instances ``../shared/data/instances/poiani2024-{4x5,5x2,mu2,mu3,lucb-nonstop}.json``, Gaussian with the
 σ given in each file, δ = 0.01. For every policy: mean cost ± 95% CI, error rate, certified rate, and the
 cost divided by the instance's lower bound — both Wang et al.'s Thm 3.1 bound (:mod:`mf_sched.bounds`) and
-the tight characteristic-time bound ``C*·log(1/δ)`` of Poiani et al. 2024 (values from the MF-GRAD digest
-§2.6; MF-GRAD itself is another issue).
+the tight characteristic-time bound ``C*·log(1/δ)`` of Poiani et al. 2024 (values computed with
+:func:`mf_sched.bounds.tight_lower_bound`).
 
 Policies: ``se``; ``iise`` as in Poiani et al. 2022 (theory radius), also on the fidelities where Assumption
 1 holds (``fidelities="hull"``; 4x5 and mu2 violate it at fidelity 2); ``iise`` with ``radius="practical"``
-— the IISE baseline as configured in the code of Poiani et al. 2024 (digest A14), the one their numbers
+— the IISE baseline as configured in the code of Poiani et al. 2024 (``IISE.compute_ci``), the one their numbers
 (185 on 4x5, 2063 on 5x2, 10 runs) come from; ``mfe`` (c = 0.1); ``lucb-highest``; ``lucb-explore-c``;
 ``lucb-explore-a`` / ``-b`` with the true top-two means as prior bounds (and µ̃1 = 0.6, µ̃2 = 0.5 on the
 non-stopping instance, as in the authors' demonstration). IISE-γ is not run: these files carry no γ, and
 γ = 2ζ (always valid) makes it identical to IISE. The LUCB procedures run under a cost cap (``budget``)
 because on ``lucb-nonstop`` EXPLORE-A/B never certify: they stop at the cap, uncertified.
 
-    python benchmarks/poiani2024_instances.py --quick
-    python benchmarks/poiani2024_instances.py --runs 40 --jobs 2
+    python -m benchmarks.poiani2024_instances --quick
+    python -m benchmarks.poiani2024_instances --runs 40 --jobs 2
 
 Writes ``benchmarks/results/poiani2024_instances.json`` (+ ``.png``).
 """
@@ -36,21 +36,18 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fast_iise import run_many_fast  # noqa: E402
-
-from mf_sched import run_many  # noqa: E402
-from mf_sched.instance import load_instance  # noqa: E402
-from mf_sched.policies.iise import check_assumption1  # noqa: E402
+from mf_sched import run_many
+from mf_sched.iise_runner import run_many_fast
+from mf_sched.instance import load_instance
+from mf_sched.policies.iise import check_assumption1
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"
 DELTA = 0.01
 INSTANCES = ("4x5", "5x2", "mu2", "mu3", "lucb-nonstop")
-#: C*(µ) of Poiani et al. 2024 (MF-GRAD digest §2.6, Kelley LP): the tight lower bound is C*·log(1/δ)
+#: C*(µ) of Poiani et al. 2024 (:func:`mf_sched.bounds.tight_lower_bound`): the tight lower bound is C*·log(1/δ)
 C_STAR = {"4x5": 2.0002, "5x2": 26.6491, "mu2": 3.6206, "mu3": 1.9671, "lucb-nonstop": 4000.0}
-#: what the authors' code gives (MF-GRAD digest §5.4; δ = 0.01; mean (sd)); [DATA] = 10 runs, others 40 / 30
+#: what the authors' code gives (``riccardopoiani/adv-mf-bai``; δ = 0.01; mean (sd)); [DATA] = 10 runs, others 40 / 30
 AUTHORS = {
     "4x5": {"IISE [DATA, 10 runs]": 185, "IISE (40 runs)": "196.1 (47.6)", "MF-GRAD [DATA]": 89, "GRAD [DATA]": 313},
     "5x2": {

@@ -20,8 +20,8 @@ today's all-configuration calibration (:func:`mf_sched.calibration.calibrate`, w
 the source's own ζ⁺, and the leave-one-task-out coverage of the family prior on that source (each task's
 draws against the prior rebuilt without it). Target: ≥ 0.95 per source.
 
-    python benchmarks/race_prior.py            # ~10 min; writes mf_sched/data/race_prior.json
-    python benchmarks/race_prior.py --quick    # fewer LCBench configurations, no package data written
+    python -m benchmarks.race_prior            # ~10 min; writes mf_sched/data/race_prior.json
+    python -m benchmarks.race_prior --quick    # fewer LCBench configurations, no package data written
 
 Prints tables, writes ``benchmarks/results/race_prior.json`` and ``.png``.
 """

@@ -8,8 +8,8 @@ without re-running epochs). All schedulers see the same K trials on local Ray wi
 simple regret of the best trial that reached 52 epochs (true final accuracy), epochs trained, wall time and
 utilisation of the 2 workers (training time / (2 × wall)).
 
-    python benchmarks/ray_schedulers.py --quick      # 2 tasks
-    python benchmarks/ray_schedulers.py              # 6 tasks
+    python -m benchmarks.ray_schedulers --quick      # 2 tasks
+    python -m benchmarks.ray_schedulers              # 6 tasks
 
 Prints a table, writes ``benchmarks/results/ray_schedulers.json`` and ``.png``.
 """

@@ -1,7 +1,7 @@
 """Reproduce Kandasamy, Dasarathy, Schneider, Póczos (2016), *The Multi-fidelity Multi-armed Bandit*, §6 and
 App. C: MF-UCB against UCB on the four synthetic problems, regret (Eq. 1) against capital Λ.
 
-Problems (App. C; digest §4.1 — the appendix's "M = 500, M = 3" means K = 500, M = 3):
+Problems (App. C; the appendix's "M = 500, M = 3" means K = 500, M = 3):
 
 ===== ========== ====== === ======================== ========================= ===============================
 id    rewards    K      M   ζ                        λ                         true means µ_k^(M)
@@ -15,7 +15,7 @@ id    rewards    K      M   ζ                        λ                        
 
 Lower-fidelity means are drawn uniformly in ``µ_k^(M) ± ζ(m)`` (new draw per seed). For the Gaussian
 problems the optimal arm's lower-fidelity means are "modified to be lower than the corresponding mean of a
-suboptimal arm": we set them to ``µ⋆ − ζ(m)``, the lowest admissible value (digest §4.2, R3). Bernoulli
+suboptimal arm": we set them to ``µ⋆ − ζ(m)``, the lowest admissible value (App. C does not say by how much). Bernoulli
 means outside [0, 1] are "truncated": clipped (which keeps the ζ band). Grids: ``linspace(0, 1, K+2)[1:-1]``
 and ``linspace(0.1, 0.9, K)``. Policies: MF-UCB (``mf-ucb``) and UCB at the highest fidelity (``ucb1``),
 both with ρ = 2 as in the paper (UCB1's own bonus is ρ = 4) and ψ(ε) = ε²/(2σ²) (σ = ½ for Bernoulli).
@@ -37,8 +37,8 @@ ratio ``C_MF/C_UCB`` (constants hidden) and Theorem 4's lower-bound coefficient.
 capital once and :func:`mf_sched.simulate.regret_curve` reads the regret at every smaller capital
 (both policies are anytime).
 
-    python benchmarks/reproduce_kandasamy2016.py --quick            # ~1–2 min
-    python benchmarks/reproduce_kandasamy2016.py --seeds 10 --jobs 2  # the full run (tens of minutes)
+    python -m benchmarks.reproduce_kandasamy2016 --quick            # ~1–2 min
+    python -m benchmarks.reproduce_kandasamy2016 --seeds 10 --jobs 2  # the full run (tens of minutes)
 
 Writes ``benchmarks/results/kandasamy2016.json`` (``_quick`` in quick mode) and a PNG next to it.
 """
@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _regret import RESULTS, band, log_slope, mean_se, meta, pyplot, run_jobs, seeds, write_json
 
+from benchmarks._regret import RESULTS, band, log_slope, mean_se, meta, pyplot, run_jobs, seeds, write_json
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
 from mf_sched.bounds import kandasamy_regret_lower_bound, mfucb_analysis
 from mf_sched.simulate import regret_curve
@@ -84,7 +84,7 @@ PLAYS_PANEL = "1"  # the paper's last two panels: plays per arm and fidelity on 
 
 
 def make_instance(pid: str, rng: np.random.Generator) -> Instance:
-    """Problem ``pid`` of App. C, with its random parts drawn from ``rng`` (digest §4.2)."""
+    """Problem ``pid`` of App. C, with its random parts drawn from ``rng``."""
     cfg = PROBLEMS[pid]
     K, z = cfg["K"], np.asarray(cfg["zeta"], dtype=float)
     if cfg["top"] == "grid01":

@@ -5,10 +5,10 @@ text we have): MF-GP-UCB reaches a given simple regret with a fraction of GP-UCB
 synthetic functions Currin (2-D), Park (4-D), Borehole (8-D), Hartmann-3 and Hartmann-6, each with
 costs λ(m) = 10^(m−1).
 
-Protocol (digest §4.2, §4.5): capital Λ = ``--capital`` × λ(M) (default 100, the code's demo), the
-initialisation (Λ_0 = 10 λ(M)) counted in it; noiseless evaluations; ``S(c) = f⋆ − max`` of the
-fidelity-M values observed with cumulative cost ≤ c (undefined before the first fidelity-M value);
-mean ± one standard error over seeds (the paper: 20 runs). Every policy option is the library
+Protocol (App. B and D.2; the authors' released code where the text is silent): capital Λ = ``--capital`` × λ(M)
+(default 100, the code's demo), the initialisation (Λ_0 = 10 λ(M)) counted in it; noiseless evaluations;
+``S(c) = f⋆ − max`` of the fidelity-M values observed with cumulative cost ≤ c (undefined before the first
+fidelity-M value); mean ± one standard error over seeds (the paper: 20 runs). Every policy option is the library
 default (see ``mf_sched/policies/mf_gp_ucb.py``).
 
 **Capital ratio.** For a target regret ``s`` we take the first capital at which each method's mean
@@ -16,8 +16,8 @@ curve is ≤ ``s``; the ratio is MF-GP-UCB's capital / GP-UCB's. Targets: GP-UCB
 at Λ (its final level). A ratio < 1 means MF-GP-UCB needs less capital; "> x" means MF-GP-UCB did not
 reach the target within Λ (x = Λ / GP-UCB's capital).
 
-    python benchmarks/reproduce_mfgpucb.py --quick            # 3 seeds, Λ = 30 λ(M): a few minutes
-    nice python benchmarks/reproduce_mfgpucb.py --seeds 20    # the paper's 20 seeds (long)
+    python -m benchmarks.reproduce_mfgpucb --quick            # 3 seeds, Λ = 30 λ(M): a few minutes
+    nice python -m benchmarks.reproduce_mfgpucb --seeds 20    # the paper's 20 seeds (long)
 
 Writes ``benchmarks/results/mfgpucb.json`` (every run's curve included) and ``mfgpucb.png``.
 """

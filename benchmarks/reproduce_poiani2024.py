@@ -1,29 +1,29 @@
 """Poiani et al. 2024 (*Optimal Multi-Fidelity Best-Arm Identification*): the tight lower bound, MF-GRAD
 and GRAD against the best-arm identification policies of the seed papers, on the paper's instances.
 
-Digest: ``../shared/papers/poiani2024-mfgrad-spec.md`` (the paper's figures' numbers could not be read;
-the reference numbers are those of the authors' released code, digest §5.4 and the data README).
+The paper's figures' numbers could not be read; the reference numbers are those of the authors' released code
+(``riccardopoiani/adv-mf-bai``) run at δ = 0.01, as listed in the data set's README (``$MF_SCHED_DATA``).
 
 1. **Tight lower bounds** of every ``poiani2024-*.json`` instance: ``C*(µ)``, the same with fidelity M
    only (GRAD's target, ``λ_M T*``), the Wang et al. (2023) Thm 3.1 complexity, and the support of the
-   optimal cost proportions (digest §2.6).
+   optimal cost proportions.
 2. **Comparison** (the issue's table): mean cost ± 95% CI, error rate and cost / tight lower bound of
    MF-GRAD, GRAD, IISE, IISE-γ, LUCB-EXPLORE-A/B (and the single-fidelity SE and LUCB1) at δ = 0.01 and
    0.001, with the authors' numbers beside ours. Policies are found by registry name; those not
    registered in this checkout are reported as missing. LUCB-EXPLORE-A/B get their prior bounds from
    the policy's ``example_params`` (true top-two means) and a pull cap (they may never stop, as on the
    ``lucb-nonstop`` instance). IISE runs with the theoretical radius of Poiani et al. (2022) and with the
-   practical radius of the 2024 authors' code (digest A14; their IISE numbers use it). The 2024
+   practical radius of the 2024 authors' code (``IISE.compute_ci``; their IISE numbers use it). The 2024
    instances give no γ; IISE-γ gets the instance's realised bias spread (an oracle value: its most
    favourable case; γ = 2ζ, the bound a user could state, makes it identical to IISE).
-3. **Figures** as far as the digest pins them down: cost boxplots on 4x5 and 5x2 (δ = 0.01; the paper
+3. **Figures** as far as the paper's captions pin them down: cost boxplots on 4x5 and 5x2 (δ = 0.01; the paper
    uses 1,000 runs), MF-GRAD against MF-GRAD with the theoretical learning rate (appendix), and the
    empirical cost proportions ω̂(t) of MF-GRAD run without stopping on 5x2 (paper: 100,000 iterations,
    100 runs, 95% bands, every 50 iterations) against the optimal ω*.
 
-    python benchmarks/reproduce_poiani2024.py --quick
-    python benchmarks/reproduce_poiani2024.py                        # full: 100 runs per cell
-    python benchmarks/reproduce_poiani2024.py --nonstop-runs 20 --proportion-runs 10 --proportion-iterations 20000
+    python -m benchmarks.reproduce_poiani2024 --quick
+    python -m benchmarks.reproduce_poiani2024                        # full: 100 runs per cell
+    python -m benchmarks.reproduce_poiani2024 --nonstop-runs 20 --proportion-runs 10 --proportion-iterations 20000
 
 Prints tables, writes ``benchmarks/results/poiani2024.json`` and ``poiani2024.png``.
 """
@@ -64,7 +64,7 @@ POLICIES: dict[str, tuple[list[str], dict[str, Any]]] = {
     "LUCB1": (["lucb1"], {}),
 }
 CAPPED = ("LUCB-EXPLORE-A", "LUCB-EXPLORE-B")
-# authors' released code, δ = 0.01, mean cost (digest §5.4: 40 runs on 4x5/5x2, 30 on mu2/mu3)
+# authors' released code, δ = 0.01, mean cost (40 runs on 4x5/5x2, 30 on mu2/mu3)
 AUTHORS = {
     ("4x5", "MF-GRAD"): 84.5,
     ("4x5", "MF-GRAD (lr theory)"): 102.0,
@@ -83,8 +83,8 @@ AUTHORS = {
     ("mu3", "GRAD"): 74.0,
     ("mu3", "IISE (practical radius)"): 85.2,
 }
-# the digest's own re-implementation (lr 0.25, 30 runs; 5 runs on lucb-nonstop)
-DIGEST = {
+# an independent re-implementation of MF-GRAD made before this one (lr 0.25, 30 runs; 5 runs on lucb-nonstop)
+REIMPLEMENTATION = {
     ("4x5", 0.001): 95.6,
     ("5x2", 0.001): 620.4,
     ("mu2", 0.001): 141.8,
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                     "lower_bound": s.lower_bound,
                     "cost_over_lower_bound": s.cost_over_lower_bound,
                     "authors": AUTHORS.get((key, lab)) if d == 0.01 else None,
-                    "digest_reimplementation": DIGEST.get((key, d)) if lab == "MF-GRAD" else None,
+                    "reimplementation": REIMPLEMENTATION.get((key, d)) if lab == "MF-GRAD" else None,
                     "pull_cap": cap,
                     "wall_s": time.time() - t0,
                 }
@@ -332,7 +332,7 @@ def print_table(rows: list[dict[str, Any]], elapsed: float) -> None:
     print(hdr)
     for r in rows:
         cost = f"{r['cost_mean']:.4g} ± {r['cost_ci95']:.2g} ({r['cost_std']:.3g})"
-        ref = r["authors"] or r["digest_reimplementation"]
+        ref = r["authors"] or r["reimplementation"]
         refs = "" if ref is None else (f"{ref:.4g}" + ("" if r["authors"] else "*"))
         notes = "" if r["stop_reasons"] == {"done": r["runs"]} else str(r["stop_reasons"])
         lb = r["cost_over_tight_lower_bound"]
@@ -340,7 +340,7 @@ def print_table(rows: list[dict[str, Any]], elapsed: float) -> None:
             f"{r['instance']:<13}{r['delta']:>7} {r['policy']:<20}{r['runs']:>5}{cost:>22}{r['error_rate']:>7.3f}"
             f"{lb if lb is None else format(lb, '.2f'):>8}{r['cost_over_c_star_log']:>8.2f}{refs:>9}  {notes}"
         )
-    print("authors: the authors' code at δ = 0.01 (digest §5.4); * the digest's re-implementation")
+    print("authors: the authors' code at δ = 0.01; * an independent re-implementation (lr 0.25, 30 runs)")
 
 
 def plot(path: Path, rows: list[dict[str, Any]], per_run: dict[str, list[float]], prop: Any, brows: list) -> None:

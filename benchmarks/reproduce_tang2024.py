@@ -9,7 +9,7 @@ Instances (:func:`mf_sched.constrained.tang2024_instance`):
   Appendix A). They are labelled as stand-ins everywhere; they are not the paper's instances.
 
 Noise σ_r = 1, σ_c = 0.5 (the paper's). Error = the output support (slacks included) differs from the
-optimal support I*, or "infeasible" is output (strict criterion, Section 1.5 of the digest); 95%
+optimal support I*, or "infeasible" is output (strict criterion of Tang et al. 2024, §2); 95%
 Wilson intervals. The paper gives **no numbers** for any figure (the plots were lost in the text, and
 the text states only qualitative claims), so the table prints the claims beside our rates:
 (1) on A1–A3 SFSR and SFSR-L clearly beat USLP and are nearly indistinguishable; (2) on H2 SFSR-L fails;
@@ -22,9 +22,9 @@ sum of its T pulls ~ N(T·mean, T·σ²), exact in distribution for the paper's 
 costs the same at any N and decisions go through the policies' own scoring and rejection code;
 ``--protocol`` drives every pull through ask/tell instead (same distribution, ~2.5 µs per pull).
 
-    python benchmarks/reproduce_tang2024.py --quick          # a few minutes
-    python benchmarks/reproduce_tang2024.py                  # full mode: 5,000 runs per point (hours)
-    python benchmarks/reproduce_tang2024.py --runs 300 --jobs 2 --instances D1P D2I
+    python -m benchmarks.reproduce_tang2024 --quick          # a few minutes
+    python -m benchmarks.reproduce_tang2024                  # full mode: 5,000 runs per point (hours)
+    python -m benchmarks.reproduce_tang2024 --runs 300 --jobs 2 --instances D1P D2I
 """
 
 from __future__ import annotations

@@ -7,16 +7,16 @@
 * **Table 3** (Appendix C): EXPLORE-A, EXPLORE-B and the highest-fidelity baseline (``lucb-highest``) on
   ``µ_k^(m) = 0.1(k + 4) + 0.01(m − 5)``, ζ = (0.04, 0.03, 0.02, 0.01, 0), λ = (1, 2, 3, 4, 5·I) for cases
   I = 1..4, δ = 0.1, 100 trials. The prior bounds are not stated; we run the Appendix B values
-  (0.95, 0.75) and the true values (0.9, 0.8) (digest A10).
+  (0.95, 0.75) and the true values (0.9, 0.8) (App. C's true values satisfy the App. B bounds).
 
-Unstated details, resolved as in the digest: Bernoulli rewards, ``L = 4KM``, ``t`` = LUCB round index,
-random tie-breaking. Wang et al.'s LUCB needs ~10⁴–10⁶ pulls per run (Fig. 1b ≈ 1.5·10⁶) at tens of µs
+Unstated details, resolved as in :mod:`mf_sched.policies._mf_lucb`: Bernoulli rewards, ``L = 4KM``, ``t`` = LUCB round
+index, random tie-breaking. Wang et al.'s LUCB needs ~10⁴–10⁶ pulls per run (Fig. 1b ≈ 1.5·10⁶) at tens of µs
 per pull here, so the default run counts are below the paper's 100 trials; every count is printed and
 stored. ``--quick`` is a CI-size check.
 
-    python benchmarks/reproduce_wang2023.py --quick      # Fig. 1a at 2 δ and Table 3 cases 1, 4; 2 runs each
-    python benchmarks/reproduce_wang2023.py --runs 10 --runs-true 5 --runs-1b 1 --jobs 2   # the defaults
-    python benchmarks/reproduce_wang2023.py --runs 100 --runs-true 100 --runs-1b 100       # the paper's sizes
+    python -m benchmarks.reproduce_wang2023 --quick      # Fig. 1a at 2 δ and Table 3 cases 1, 4; 2 runs each
+    python -m benchmarks.reproduce_wang2023 --runs 10 --runs-true 5 --runs-1b 1 --jobs 2   # the defaults
+    python -m benchmarks.reproduce_wang2023 --runs 100 --runs-true 100 --runs-1b 100       # the paper's sizes
 
 Writes ``benchmarks/results/wang2023.json`` (+ ``.png``).
 """

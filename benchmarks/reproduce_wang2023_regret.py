@@ -29,8 +29,8 @@ regret over Δ and divide by ``K^{1/3} Λ^{2/3}``. Theorem 4.8 says the ratio gr
 the exponents of the worst-case regret in Λ (expected ≈ 2/3) and in K (≈ 1/3). A finite family only
 bounds the sup from below; the grid of c is where Elimination's worst case lies (gaps near ε).
 
-    python benchmarks/reproduce_wang2023_regret.py --quick             # ~1–2 min
-    python benchmarks/reproduce_wang2023_regret.py --seeds 10 --jobs 2   # the full run
+    python -m benchmarks.reproduce_wang2023_regret --quick             # ~1–2 min
+    python -m benchmarks.reproduce_wang2023_regret --seeds 10 --jobs 2   # the full run
 
 Writes ``benchmarks/results/wang2023_regret.json`` (``_quick`` in quick mode) and a PNG next to it.
 """
@@ -44,8 +44,8 @@ import time
 from typing import Any
 
 import numpy as np
-from _regret import RESULTS, band, mean_se, meta, pyplot, run_jobs, seeds, write_json
 
+from benchmarks._regret import RESULTS, band, mean_se, meta, pyplot, run_jobs, seeds, write_json
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
 from mf_sched.bounds import wang_regret_lower_bound
 from mf_sched.simulate import regret_curve

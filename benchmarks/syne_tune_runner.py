@@ -3,7 +3,7 @@
 Runs in a separate environment (Syne Tune 0.16 needs ``pandas<3``; the project's environment has pandas 3)::
 
     python -m venv .venv-syne && .venv-syne/bin/pip install "syne-tune==0.16.0" "pandas<3"
-    .venv-syne/bin/python benchmarks/syne_tune_runner.py curves.npz results.json --workers 2 --epoch-seconds 1
+    .venv-syne/bin/python -m benchmarks.syne_tune_runner curves.npz results.json --workers 2 --epoch-seconds 1
 
 Input: an ``.npz`` file (``curves``: ``K × T`` floats, NaN allowed; or a batch ``curves_0``, ``curves_1``, …;
 loaded with ``allow_pickle=False``) or a ``.json`` file (``{"curves": [[...], ...]}``). Each row is one

@@ -12,8 +12,8 @@
 in the same process, and reports wall and CPU seconds, their ratio, both values of ``C*`` and the certified
 gaps. Prints a table, writes JSON and a PNG plot.
 
-    python benchmarks/tight_bound_speed.py                              # K = 1,000, 10,000, 100,000
-    python benchmarks/tight_bound_speed.py --arms 1000 3000 --reference-limit 60
+    python -m benchmarks.tight_bound_speed                              # K = 1,000, 10,000, 100,000
+    python -m benchmarks.tight_bound_speed --arms 1000 3000 --reference-limit 60
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The closest alternative in the multi-fidelity model (Poiani, Degenne, Kaufmann, Metelli, Restelli 2024).
 
 Shared by the tight lower bound (:func:`mf_sched.bounds.tight_lower_bound`), MF-GRAD's gradient and its
-GLR stopping statistic (:mod:`mf_sched.policies.mf_grad`). Digest: ``papers/poiani2024-mfgrad-spec.md``
-§2.2–2.4.
+GLR stopping statistic (:mod:`mf_sched.policies.mf_grad`). The problem is the one the authors' released code
+solves (``riccardopoiani/adv-mf-bai``, ``utils/lb_tool_fast_stopping.py``); the exact solver below is ours.
 
 **Model.** Gaussian observations with a known common σ; arm ``j`` at fidelity ``m`` has mean
 ``θ_{j,m}`` with ``|θ_{j,m} − θ_{j,M}| ≤ ζ(m)`` (the set ``M_MF``). With non-negative weights ``w`` (pull
@@ -12,9 +12,9 @@ mean is ``η`` is::
 
     h_j(η) = Σ_m w_{j,m} d(x_{j,m}, clip(x_{j,m}, η − ζ(m), η + ζ(m))),     d(a, b) = (a − b)²/(2σ²)
 
-(digest §2.3). ``h_j`` is convex and piecewise quadratic with breakpoints ``x_{j,m} ± ζ(m)``, and its
-derivative ``σ² h_j'(η) = Σ_m w_{j,m}[(η − x_{j,m} − ζ(m))₊ − (x_{j,m} − ζ(m) − η)₊]`` is piecewise linear and
-non-decreasing. For an answer ``i`` and a challenger ``b``::
+(the code's ``solve_stop_problem_fast``, restated). ``h_j`` is convex and piecewise quadratic with breakpoints
+``x_{j,m} ± ζ(m)``, and its derivative ``σ² h_j'(η) = Σ_m w_{j,m}[(η − x_{j,m} − ζ(m))₊ − (x_{j,m} − ζ(m) − η)₊]`` is
+piecewise linear and non-decreasing. For an answer ``i`` and a challenger ``b``::
 
     f(i, b) = min_{η_b ≥ η_i} h_i(η_i) + h_b(η_b)
 
@@ -27,24 +27,26 @@ alternatives, "≥" as in the authors' code). Let ``[lo_j, hi_j]`` be the set of
 * otherwise it binds and ``f(i, b) = min_η h_i(η) + h_b(η)``, a one-dimensional convex problem.
 
 Both minimisations are solved exactly by sorting the breakpoints and evaluating the derivative at all
-of them with prefix sums: ``O(M log M)`` per problem, vectorised over arms and challengers (the digest's
-"faster, same answer" method, §2.2). On the segment where the derivative changes sign the root is the
-fixed point ``η = Σ_active w·target / Σ_active w`` of the authors' code (their ``fixed_point_list``),
+of them with prefix sums: ``O(M log M)`` per problem, vectorised over arms and challengers (exact; it gives the
+same answer as the authors' search over candidate points, faster). On the segment where the derivative changes sign the
+root is the fixed point ``η = Σ_active w·target / Σ_active w`` of the authors' code (their ``fixed_point_list``),
 read off the prefix sums; it is clipped to its segment, and a flat segment (empty active set) is never
 divided by.
 
 **Answer level.** ``Z(w, x) = max_i min_{b≠i} f(i, b)`` (the authors' ``solve_stopping``: the maximum
-over all answers, digest A4). Evaluating every pair costs ``O(K² M log M)``; :func:`best_response`
+over all answers, not only ``argmax µ̂_M``). Evaluating every pair costs ``O(K² M log M)``; :func:`best_response`
 evaluates the answer ``top`` with the highest projected top-fidelity mean and then only the answers
 that can still beat it: for ``i ≠ top``, ``min_b f(i, b) ≤ f(i, top) = v_i + v_top``, so ``i`` is
-evaluated only when ``v_i + v_top`` exceeds the best value found (digest §7.3). When ``x`` satisfies the
+evaluated only when ``v_i + v_top`` exceeds the best value found. When ``x`` satisfies the
 constraints every ``v`` is 0 and one answer is evaluated: ``O(K M log M)`` per call.
 
-**The authors' single-fidelity bug (digest A6) is not reproduced**: when the ordering constraint is
+**A single-fidelity bug of the authors' code is not reproduced** (their one-sided solver finds no admissible
+candidate when the ordering constraint is slack, returns "no value" and the caller skips the pair): when it is
 slack the value is ``v_i + v_b`` (often 0), never "no value", so with ``M = 1`` the statistic is the
 classical GLR (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 give arm 0 with 0.025, see the tests).
 
-Example (the 5x2 instance at the optimal cost proportions, digest §2.6):
+Example (the 5x2 instance of Poiani et al. 2024 at the optimal cost proportions; ``C* = 14 + 4√10`` in closed
+form, our derivation):
 
     >>> import numpy as np
     >>> mu = np.array([[0.4, 0.5]] * 4 + [[0.5, 0.6]])
@@ -338,7 +340,7 @@ def best_response(
         answer: evaluate this answer only (e.g. the true best arm for the lower bound).
         check: validate the inputs (policies that already hold valid float arrays pass False).
 
-    The single-fidelity case is the classical GLR statistic (here for the answer 0; digest A6):
+    The single-fidelity case is the classical GLR statistic (here for the answer 0):
 
     >>> r = best_response([[10.0], [10.0], [10.0]], [[1.0], [0.9], [0.0]], [0.0], sigma=1.0)
     >>> r.answer, r.challenger, round(r.value, 6)

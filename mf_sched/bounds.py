@@ -2,7 +2,8 @@
 
 Cost-complexity lower bound for fixed-confidence multi-fidelity best-arm identification — Wang et al.
 (2023), Theorem 3.1, equivalently Poiani et al. (2022), Theorem 1 (Gaussian form), applied instance-wise
-with ``M_k = {m : Δ_k^(m) > 0}`` (Wang digest A8, §3.2; Poiani digest §3.1)::
+with ``M_k = {m : Δ_k^(m) > 0}``. Wang et al.'s Theorem 3.1 is stated for *some* instance; we apply it
+instance-wise through the same change-of-measure argument, as Poiani et al. (2022, §3) state theirs::
 
     E[Λ] ≥ log(1/(2.4δ)) · Σ_k  min_{m : Δ_k^(m) > 0}  λ(m) / KL(ν_k^(m), ν(θ_k^(m)))
 
@@ -19,7 +20,8 @@ the KL is that of the simulated family: Gaussian ``Δ²/(2σ²)`` (so ``LB = 2σ
 This bound is known to be loose (it ignores the cost of finding the right fidelity); Poiani et al.
 (2024) give the tight one, :func:`tight_lower_bound` (see its docstring).
 For a sub-Gaussian *proxy* (Yahtzee's truncated noise) the Gaussian formula with the proxy σ is reported
-but is not a true lower bound for the real noise (Poiani digest P14); :attr:`LowerBound.note` says so.
+but is not a true lower bound for the real noise (Theorem 1 of Poiani et al. 2022 assumes Gaussian arms);
+:attr:`LowerBound.note` says so.
 
 Regret (cumulative, capital Λ) — the constants multiplying a logarithm, per arm, as
 :class:`RegretLowerBound`:
@@ -147,7 +149,7 @@ def cost_lower_bound(
         kind: ``"gaussian"`` (needs ``sigma``) or ``"bernoulli"``.
         proxy: True when ``sigma`` is a sub-Gaussian proxy rather than the real Gaussian σ.
 
-    Wang et al.'s Table 1 instance (their digest §3.2 gives 156.36 for Bernoulli, δ = 0.05):
+    Wang et al.'s Table 1 instance (our recomputation of the bound: 156.36 for Bernoulli, δ = 0.05):
 
     >>> mu = [[.7, .8, .9], [.75, .775, .8], [.5, .6, .7], [.5, .55, .6], [.3, .45, .5]]
     >>> lb = cost_lower_bound(mu, [1, 1.1, 1.2], [0.3, 0.15, 0.0], 0.05, kind="bernoulli")
@@ -298,12 +300,12 @@ def kandasamy_regret_lower_bound(
       ``c'_p = (1/(M−p+1)) min_{ℓ≥p} (µ⋆−ζ(ℓ))(1−µ⋆+ζ(ℓ))`` (Bernoulli, from ``KL(a‖b) ≤ (a−b)²/(b(1−b))``)
       or ``2σ²/(M−p+1)`` (Gaussian, where both forms coincide).
 
-    The coefficient multiplies ``log n_Λ``. Resolutions (Kandasamy digest §5, #11–12): the paper's
+    The coefficient multiplies ``log n_Λ``. Resolutions (typos in Kandasamy et al.'s Lemma 11): the paper's
     ``1/(M−p)`` divides by zero for ``p = M`` and counts one fidelity too few; we use ``1/(M−p+1)`` (the
-    number of fidelities ``ℓ ≥ p``) and ``min_{ℓ≥p}``. ``Δ = 0`` counts as "not > 0". The theorem is for
-    Bernoulli rewards with ``µ⋆ ∈ (1/2, 1)`` and ``ζ(1) < 1/2``; outside that the value is reported with
-    a note. The Gaussian version is the same change-of-measure argument with the Gaussian KL (our
-    extension).
+    number of fidelities ``ℓ ≥ p``) and ``min_{ℓ≥p}``. ``Δ = 0`` counts as "not > 0" (the lemma needs ``Δ^(ℓ) < 0``
+    strictly; ties have measure 0). The theorem is for Bernoulli rewards with ``µ⋆ ∈ (1/2, 1)`` and ``ζ(1) < 1/2``;
+    outside that the value is reported with a note. The Gaussian version is the same change-of-measure argument with the
+    Gaussian KL (our extension).
 
     Hand-checked case: ``M = 1``, arms ``µ = (0.9, 0.6)``, ``λ = 2``: the classical Lai–Robbins constant
     ``Δ λ / kl(0.6, 0.9)``.
@@ -365,8 +367,8 @@ def wang_regret_lower_bound(
     targets ``θ`` are Wang's (:func:`gaps`; the best arm is compared with the second best), and
     ``D = KL(ν_k^(m), θ_k^(m))`` (``form="kl"``, the proof) or ``Δ_k^(m)²`` (``form="gap"``, the theorem
     as printed, which holds "up to a distribution constant"). The coefficient multiplies ``log Λ``. (The
-    extracted theorem lost ``λ(m)`` and ``log Λ``; we follow the proof's decomposition and its linear
-    programme, Wang digest §3.4.) The
+    extracted theorem lost ``λ(m)`` and ``log Λ``; we follow the proof's decomposition, Eq. 22 of
+    Appendix F, and its linear programme.) The
     best arm contributes 0 when fidelity 1 already separates it (``Δ_1^(1) > 0``), else it pays
     ``(λ(m)/λ(1) − 1) µ_1`` per verification pull. Wang's regret is defined for rewards in [0, 1]: the
     best true mean must be ≥ 0.
@@ -409,11 +411,11 @@ def wang_regret_lower_bound(
 
 def mfucb_low_fidelity_caps(n: int, rho: float, gamma: Any, sigma: float) -> np.ndarray:
     """The deterministic cap on MF-UCB's plays of any arm at each fidelity ``ℓ < M`` after ``n`` plays:
-    ``⌊ρ log n / ψ(γ(ℓ))⌋ + 1`` (Kandasamy et al. 2016, proof of Lemma 8; digest §2.1), reported as
+    ``⌊ρ log n / ψ(γ(ℓ))⌋ + 1`` (Kandasamy et al. 2016, proof of Lemma 8), reported as
     ``min(·, n)`` (no arm has more than ``n`` plays; this also covers ``γ(ℓ) = 0``). Lemma 5/8 print
-    ``ψ(γ^(m))``; the proof's argument is per fidelity, so it is ``ψ(γ^(ℓ))`` (digest §5, #7).
+    ``ψ(γ^(m))``; the proof's argument is per fidelity, so it is ``ψ(γ^(ℓ))``.
 
-    Kandasamy digest §3.6: ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1, ρ = 2, ``n = 10⁴``: ``ψ(γ(1)) = 0.002``
+    Worked example (ours): ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1, ρ = 2, ``n = 10⁴``: ``ψ(γ(1)) = 0.002``
     and the cap is ``⌊2 log(10⁴)/0.002⌋ + 1 = 9211``.
 
     >>> mfucb_low_fidelity_caps(10_000, 2.0, mfucb_gamma([1, 10], [0.2, 0.0], 1.0), 1.0).tolist()
@@ -431,7 +433,7 @@ def mfucb_low_fidelity_caps(n: int, rho: float, gamma: Any, sigma: float) -> np.
 
 @dataclass(frozen=True)
 class MFUCBAnalysis:
-    """Kandasamy et al.'s instance calculator (digest §3.4), see :func:`mfucb_analysis`.
+    """Kandasamy et al.'s quantities (Eq. 4, §4.1, Theorem 2) computed for one instance, see :func:`mfucb_analysis`.
 
     Attributes:
         gamma: switching thresholds γ(1..M−1) (Eq. 4 unless given).
@@ -478,7 +480,8 @@ def mfucb_analysis(
 ) -> MFUCBAnalysis:
     """Switching thresholds, home fidelities and Theorem 2's constants of MF-UCB on an instance.
 
-    Kandasamy digest §3.6: ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1 and ``µ⋆ = 0.9``: an arm with means
+    Worked example (ours, from Eq. 4 and the home fidelities of §4.1): ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1 and
+    ``µ⋆ = 0.9``: an arm with means
     ``(0.4, 0.5)`` has ``Δ^(1) = 0.3 > 2γ(1) = 0.1265`` (home fidelity 1), one with ``(0.6, 0.7)`` has
     ``Δ^(1) = 0.1`` (home fidelity 2).
 
@@ -676,11 +679,10 @@ def tight_lower_bound(
     """The tight lower bound of Poiani et al. (2024): ``E[cost] ≥ C*(µ) · kl(δ, 1 − δ)`` for Gaussian noise.
 
     ``C*(µ)⁻¹ = max_{ω ∈ Σ_KM} F(ω, µ)`` with ``F(ω, µ) = inf_{θ ∈ Alt(µ)} Σ_{i,m} (ω_{i,m}/λ_m) d(µ_{i,m}, θ_{i,m})``
-    and ``Alt(µ)`` the models of ``M_MF`` (``|θ_{i,m} − θ_{i,M}| ≤ ζ(m)``) whose best arm differs (digest
-    §2.1). The factor ``kl(δ, 1 − δ)`` is the Garivier–Kaufmann change-of-measure bound: for every
-    ``θ ∈ Alt``, ``Σ E[N_{i,m}] d(µ_{i,m}, θ_{i,m}) ≥ kl(δ, 1 − δ)``; with ``ω`` the expected cost shares this
-    is ``E[cost] · F(ω, µ) ≥ kl(δ, 1 − δ)`` (our derivation; the paper's exact statement could not be read,
-    digest A16). Asymptotically ``E[cost]/log(1/δ) ≥ C*(µ)``.
+    and ``Alt(µ)`` the models of ``M_MF`` (``|θ_{i,m} − θ_{i,M}| ≤ ζ(m)``) whose best arm differs. The factor ``kl(δ, 1
+    − δ)`` is the Garivier–Kaufmann change-of-measure bound: for every ``θ ∈ Alt``, ``Σ E[N_{i,m}] d(µ_{i,m}, θ_{i,m}) ≥
+    kl(δ, 1 − δ)``; with ``ω`` the expected cost shares this is ``E[cost] · F(ω, µ) ≥ kl(δ, 1 − δ)`` (our derivation;
+    the paper's exact statement could not be checked). Asymptotically ``E[cost]/log(1/δ) ≥ C*(µ)``.
 
     **Algorithms.** ``F = min_b f_b`` where ``f_b`` depends only on arms ``i*`` and ``b`` and is concave in
     ``ω``; the inner ``f_b`` are the exact one-dimensional problems of :mod:`mf_sched.alternative`.
@@ -713,7 +715,7 @@ def tight_lower_bound(
             ``timed_out`` is True and ``note`` gives the gap reached.
         progress: show the iterations and the gap on stderr (for instances with ``K·M ≥ 10,000``).
 
-    The 5x2 instance (digest §2.6: ``C* = 14 + 4√10`` exactly; challengers at fidelity 1, the best arm at 2):
+    The 5x2 instance (``C* = 14 + 4√10`` exactly, our closed form; challengers at fidelity 1, the best arm at 2):
 
     >>> mu = [[0.4, 0.5]] * 4 + [[0.5, 0.6]]
     >>> lb = tight_lower_bound(mu, [0.5, 5.0], [0.1, 0.0], 0.01, sigma=0.1)

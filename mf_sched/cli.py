@@ -130,7 +130,7 @@ def _cmd_policies(args: argparse.Namespace) -> int:
 def _add_simulate(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a policy on a simulated instance over many seeds")
     p.add_argument("--policy", required=True, help="registered policy name (see `mf-sched policies`)")
-    p.add_argument("--instance", required=True, help="instance JSON file (format in DESIGN.md / README)")
+    p.add_argument("--instance", required=True, help="instance JSON file (format: mf_sched.instance module docstring)")
     p.add_argument(
         "--delta", type=_delta, default=None, help="confidence δ in (0, 1) for δ-correct policies (default: theirs)"
     )

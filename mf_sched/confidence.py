@@ -32,8 +32,9 @@ thresholds of their Eq. 4.
 
 ``anytime_radius(t, δ)`` holds simultaneously for all ``t ≥ 1`` with probability ``≥ 1 − δ`` (a union
 bound with ``Σ_t δ/(2t²) ≤ δ``, two-sided), which is how IISE and successive elimination use it.
-``wang_beta`` keeps the paper's factor-2 slack in the exponent (``exp(−nβ²)`` for [0, 1] rewards,
-digest A18): do not "fix" it, the paper's numbers depend on it.
+``wang_beta`` keeps the factor-2 slack in the exponent of Wang et al. (2023; their proofs bound the tail
+by ``exp(−nβ²)`` for [0, 1] rewards, where Hoeffding allows ``exp(−2nβ²)``): do not "fix" it, the paper's
+numbers depend on it.
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarr
 
 def lil_radius(n: ArrayLike, total: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """The *practical* elimination radius ``√(2σ² (log log T + log(1/δ)) / n)`` of the IISE baseline in the
-    code of Poiani et al. (2024, ``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``; MF-GRAD digest A14).
+    code of Poiani et al. (2024, ``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``).
 
     ``n`` is the number of samples behind the mean, ``T`` the total number of pulls made so far (all arms,
     all fidelities) and ``δ`` the per-(arm, fidelity) confidence (IISE passes ``δ/(KM)``). It is a
@@ -319,7 +320,7 @@ def mfucb_gamma(costs: ArrayLike, zeta: ArrayLike, sigma: ArrayLike = 0.5) -> np
     ``γ(m) = ψ⁻¹( (λ(m)/λ(m+1)) ψ(ζ(m)) )`` for ``m < M``.
 
     Returns ``M − 1`` values. For the quadratic ψ of sub-Gaussian rewards this is
-    ``√(λ(m)/λ(m+1)) ζ(m)`` whatever σ (digest §1.10). Kandasamy digest §3.6: ``λ = (1, 10)``,
+    ``√(λ(m)/λ(m+1)) ζ(m)`` whatever σ (σ cancels in Eq. 4). Worked example: ``λ = (1, 10)``,
     ``ζ = (0.2, 0)`` gives ``γ(1) = 0.0632456``.
 
     >>> np.round(mfucb_gamma([1, 10], [0.2, 0.0], sigma=1.0), 7).tolist()
@@ -345,8 +346,8 @@ def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1
     """Stopping threshold ``β(t, δ)`` of the multi-fidelity GLR test of MF-GRAD (Poiani et al. 2024).
 
     ``t`` is the number of samples in the statistic (at least 1), ``K = n_arms``, ``M = n_fidelities``;
-    natural logs. The forms are those of the authors' released code (digest ``poiani2024-mfgrad-spec.md``
-    §3, A1); the paper's own statement could not be checked:
+    natural logs. The forms are those of the authors' released code (``riccardopoiani/adv-mf-bai``,
+    ``algorithms/gradient.py``); the paper's own statement could not be checked:
 
     * ``"practical"`` (every experiment of the paper): ``log(K/δ) + M log(1 + log t)``. Not covered by
       the theory (a heuristic calibration, as in the Track-and-Stop literature).

@@ -24,7 +24,7 @@ The runner (:func:`run_constrained`, :func:`run_many_constrained`) drives a mixt
 ``uslp``) through :func:`mf_sched.simulate.run_policy` / :func:`~mf_sched.simulate.run_many` (same
 workers, completion, seeding and process-parallel machinery) and judges each answer by the paper's
 criterion: the output support (slacks of non-binding constraints included) equals the optimal
-support ``I*``, or both are "infeasible" (Section 1.5 of the digest; strict set equality).
+support ``I*``, or both are "infeasible" (Tang et al. 2024, §2: the error is ``X ≠ I*``, strict set equality).
 
 :func:`tang2024_instance` builds the six L = 2 instances of the paper's Table 1 exactly, and labelled
 *stand-ins* for its L = 1 instances, which the paper shows only as figures.
@@ -641,7 +641,7 @@ def _fast_job(args: tuple[Any, ...]) -> ConstrainedRunResult:
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``k/n`` (digest §5.19).
+    """Wilson score interval for a binomial proportion ``k/n`` (our choice: Tang et al. 2024 do not state theirs).
 
     >>> lo, hi = wilson_interval(5, 100); round(lo, 4), round(hi, 4)
     (0.0215, 0.1118)
@@ -834,7 +834,7 @@ TANG2024_INSTANCES = (*_TABLE1, "A1-standin", "A2-standin", "A3-standin", "H2-st
 
 
 def _standin_a(kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``index``-th random 16-arm L = 1 instance (digest §4.2) whose optimum is of type ``kind``
+    """The ``index``-th random 16-arm L = 1 instance (like those of §5, Fig. 2) whose optimum is of type ``kind``
     (``"deterministic"`` or a two-arm ``"mix"``): costs U[0.4, 1.6], rewards ``0.5 + s·c + U(−0.15,
     0.15)`` with a random slope ``s``; accepted when Assumption 1 holds with a value gap ≥ 0.05."""
     found = 0
@@ -859,7 +859,7 @@ def tang2024_instance(name: str) -> ConstrainedInstance:
     * ``"A1-standin" "A2-standin" "A3-standin"``: **stand-ins** for the L = 1, K = 16 instances A1–A3 of
       Fig. 2, whose means the paper shows only as a plot: random instances of the documented type (one
       with a deterministic optimum, two with a two-arm mix), not the paper's.
-    * ``"H2-standin"``: a **stand-in** with the structure of H2 (Appendix A, Fig. 4; digest §4.2): arm 0
+    * ``"H2-standin"``: a **stand-in** with the structure of H2 (Appendix A, Fig. 4): arm 0
       cheap and poor, arm 1 good and slightly infeasible, 14 identical near-boundary arms.
 
     >>> inst = tang2024_instance("D3P")

@@ -20,11 +20,11 @@ name            d   M   costs λ           f⋆ (this module)                   
 
 The maxima were computed for this module (multi-start L-BFGS-B on the formulas below); the released
 code's values for Currin and Borehole are slightly below the true suprema, which would clip small
-regrets to 0, so we use ours (digest §5 #12). :attr:`MFFunction.zeta` holds ``sup_x |f^(M)(x) −
+regrets to 0, so we use ours. :attr:`MFFunction.zeta` holds ``sup_x |f^(M)(x) −
 f^(m)(x)|`` (also computed, rounded up in the third significant digit): valid bias bounds for a
 :class:`~mf_sched.ladder.FidelityLadder`.
 
-Resolved details (the paper text wins over the digest and the code):
+Resolved details (the paper's text wins over the released code):
 
 * **Currin at x₂ = 0**: ``exp(−1/(2x₂))`` is taken as its limit 0 (factor 1); the low fidelity evaluates
   ``x₁ ± 0.05`` outside ``[0, 1]`` as the formula stands, and ``max(0, x₂ − 0.05)`` as printed.
@@ -156,7 +156,7 @@ def _unit_box(d: int) -> np.ndarray:
 def _currin_hi(X: np.ndarray) -> np.ndarray:
     x1, x2 = X[:, 0], X[:, 1]
     pos = x2 > 0
-    # exp(−1/(2 x2)) → 0 as x2 ↓ 0: the factor is 1 there (digest §5 #11)
+    # exp(−1/(2 x2)) → 0 as x2 ↓ 0: the factor is 1 there (its limit; App. D.2's formula is undefined at 0)
     e = np.zeros_like(x2)
     e[pos] = np.exp(-1.0 / (2.0 * x2[pos]))
     num = 2300 * x1**3 + 1900 * x1**2 + 2092 * x1 + 60

@@ -1,6 +1,6 @@
 """Simulated multi-fidelity bandit instances: a K×M matrix of means, a fidelity ladder and a noise model.
 
-File format (DESIGN.md), JSON::
+File format (JSON; :func:`load_instance` validates every field)::
 
     {"means": [[µ_k^(1), …, µ_k^(M)], …],          # K rows, M fidelities (last = true mean)
      "costs": [λ(1), …, λ(M)],
@@ -307,7 +307,9 @@ class Instance:
         min_gap: float = 0.0,
         seed: int | None = None,
     ) -> Instance:
-        """A random instance from Poiani et al. (2022)'s generator, **corrected** (digest §4.2, P6).
+        """A random instance from Poiani et al. (2022)'s generator (§7, Synthetic A/B), **corrected**: the
+        authors' released generator builds arm 1 from arm 0 and skips the offset ``b_m`` for arms ≥ 2, so its
+        arm 1 can break the bias bound.
 
         True means ``µ_{i,M} ~ N(0, 1)``; bias offsets ``b_m`` and spreads ``γ_m`` give
         ``ζ_m = b_m + γ_m/2`` and ``µ_{i,m} = µ_{i,M} − b_m + U(−γ_m/2, γ_m/2)``, so every arm satisfies

@@ -205,7 +205,8 @@ class FidelityLadder:
         """Cost of reaching fidelity ``m`` from ``from_m`` in a resumable run: ``λ(m) − λ(from_m)``.
 
         ``from_m=None`` means starting a fresh run (cost ``λ(m)``). Used by the *resumable runs*
-        observation semantics (DESIGN.md), where an arm is a training run advancing through fidelities.
+        observation semantics (``semantics="resumable"`` of :func:`mf_sched.simulate.run_policy`), where an arm is a
+        training run advancing through fidelities.
 
         >>> FidelityLadder([1, 3, 9], [0.2, 0.1, 0]).incremental_cost(2, from_m=0)
         8.0

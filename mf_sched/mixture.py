@@ -30,7 +30,7 @@ This module holds the LP machinery every constrained policy and runner shares:
 * :func:`best_basis` / :func:`check_assumption` — exact enumeration, the second-best basis value and
   Assumption 1.
 
-Tolerances (the paper gives none; digest §5.9): a basis is singular when ``|det A_J|`` is at most
+Tolerances (our choice: Tang et al. 2024 give none): a basis is singular when ``|det A_J|`` is at most
 ``1e-12`` times the product of its column norms (scale-free Hadamard bound); ``x_J ≥ −1e-10`` counts as
 feasible; a variable is in a support when it is ``> 1e-9``.
 

@@ -8,7 +8,7 @@ Definitions (σ-weighted squared distances of the unknown arms' means; known arm
 * ``Δ_a² = min {Δ_J² : a ∈ J}`` (eq. 10), sorted ``0 = Δ_(1) = … = Δ_(L+1) < Δ_(L+2) ≤ …``;
 * ``Δ_0²`` (eq. 11): the smallest move of the costs that makes ``A_{I*}`` singular or its BFS infeasible.
 
-The paper defines them as infima and gives no algorithm; the computations follow the digest (§3.2):
+The paper defines them as infima (§4.1) and gives no algorithm; the computations are ours:
 
 * ``Δ_0²`` in **closed form**: with ``I* = S ∪ T`` (arms, slacks of the non-binding constraints) and
   ``B`` the binding constraints, ``p_i`` reaches 0 exactly when ``c̄_B`` lies on the affine hull of the
@@ -328,7 +328,7 @@ class Hardness:
         lower_bound_exponent: ``½ min{Δ_0², Δ_(L+2)²}`` (Thm 2; None with known arms).
         uslp_exponent_bound: USLP's upper bound on its exponent, ``lower_bound_exponent / K`` (eq. 14).
         sfsr_exponent: SFSR's guaranteed exponent, eq. (15).
-        h_sfsr: ``max{K/Δ_0², max_i i/Δ_(L+i)²}`` (digest's hardness of Theorem 1).
+        h_sfsr: ``max{K/Δ_0², max_i i/Δ_(L+i)²}`` (the hardness constant of Theorem 1's bound, our reading of §4.2).
     """
 
     K: int

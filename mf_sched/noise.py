@@ -1,11 +1,11 @@
 """Noise models that a policy *assumes* about its observations.
 
-Two models, as in DESIGN.md:
+Two models:
 
 * :class:`Bounded` — rewards in ``[low, high]``. By Hoeffding's lemma such a reward is sub-Gaussian with
   scale ``σ = (high − low) / 2``, which is how every radius in :mod:`mf_sched.confidence` treats it.
   Values outside the range are rejected by :meth:`NoiseModel.validate` (never silently clipped).
-* :class:`SubGaussian` — ``σ``-sub-Gaussian rewards (Poiani et al. 2022 §1.1; Kandasamy et al. 2016).
+* :class:`SubGaussian` — ``σ``-sub-Gaussian rewards (Poiani et al. 2022 §2; Kandasamy et al. 2016 §2).
 
 The *simulated* distributions of an instance (Gaussian, Bernoulli, truncated Gaussian) live in
 :mod:`mf_sched.instance`; an instance tells which :class:`NoiseModel` its policies should assume.

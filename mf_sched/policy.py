@@ -1146,8 +1146,8 @@ def iter_pulls(pulls: Iterable[Pull]) -> Iterator[tuple[int, int, int]]:
 def argmax_random(values: np.ndarray, rng: np.random.Generator, *, atol: float = 0.0) -> int:
     """Index of the maximum of ``values``, ties (within ``atol``) broken uniformly at random.
 
-    Deterministic-by-index tie-breaking biases results on instances listed best-first (Wang et al.
-    digest A13), so every policy breaks ties with its own seeded generator.
+    Deterministic-by-index tie-breaking biases results on instances listed best-first (Wang et al. 2023
+    put the best arm first by convention), so every policy breaks ties with its own seeded generator.
 
     >>> argmax_random(np.array([1.0, 3.0, 2.0]), np.random.default_rng(0))
     1

@@ -18,8 +18,8 @@ a learning-curve source and whose fidelities are a ladder of rungs (epochs, step
 * the policies assume sub-Gaussian noise with ``sigma``: by default the largest per-rung seed spread
   ``√(σ̂(m)² + extra_noise(m)²)`` (one σ must cover every fidelity).
 
-Both observation semantics of DESIGN.md are replayed (:meth:`ReplayBenchmark.sampler` receives the
-simulator's ``semantics``):
+Both observation semantics of :func:`mf_sched.simulate.run_policy` are replayed (:meth:`ReplayBenchmark.sampler`
+receives the simulator's ``semantics``):
 
 * ``"independent"`` — every pull is a fresh run: a new seed, cost ``λ(m)``;
 * ``"resumable"`` — an arm's replicas are training runs: a pull at ``m`` continues the most advanced

@@ -9,7 +9,7 @@
   barrier; with ``workers=None`` a round-based policy then runs one round per step, the fast path used
   by the paper reproductions). With ``workers=1`` both are the papers' sequential model.
 * ``semantics="independent"`` (the papers): every pull is a fresh sample costing ``λ(m)``.
-  ``semantics="resumable"`` additionally meters the cost of the *resumable runs* model (DESIGN.md): an
+  ``semantics="resumable"`` additionally meters the cost of the *resumable runs* model: an
   arm's replicas are training runs; a pull at ``m`` advances the most advanced replica of that arm that
   is still below ``m`` (cost ``λ(m) − λ(m')``) or starts a new replica (cost ``λ(m)``). Observations
   stay independent draws in the simulator (a simplification: real learning curves are correlated).
@@ -312,7 +312,8 @@ def regret_curve(instance: Instance, arms: Any, fidelities: Any, capitals: Any) 
     * ``"plays"`` (``N(Λ)``) and ``"cost"`` (``Σ_{t≤N} λ(m_t)``).
 
     For a policy that does not use its capital (MF-UCB, UCB1: anytime) one run to ``Λ_max`` gives the
-    curve for every ``Λ ≤ Λ_max`` (Kandasamy digest §2.2); a policy whose decisions depend on ``Λ``
+    curve for every ``Λ ≤ Λ_max`` (truncate the play sequence at ``N(Λ)``, the largest ``n`` with
+    ``Σ_{t≤n} λ(m_t) ≤ Λ``, Kandasamy et al. 2016, §2); a policy whose decisions depend on ``Λ``
     (Wang's Elimination) needs one run per capital. At the run's own budget the values equal
     :attr:`RunResult.regret_kandasamy` and :attr:`RunResult.regret_wang`.
 

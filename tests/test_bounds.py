@@ -22,7 +22,7 @@ TABLE2 = np.array(
 TABLE2_COSTS, TABLE2_ZETA = [1, 1.1, 1.2, 1.3, 1.4], [0.10, 0.08, 0.06, 0.04, 0.0]
 
 
-def test_gap_matrix_table1_matches_digest():
+def test_gap_matrix_of_wang_table1_instance():
     d, _, b1, b2 = gaps(TABLE1, np.array(TABLE1_ZETA))
     expected = [[-0.4, -0.15, 0.1], [-0.15, -0.025, 0.1], [0.1, 0.15, 0.2], [0.1, 0.2, 0.3], [0.3, 0.3, 0.4]]
     np.testing.assert_allclose(d, expected, atol=1e-12)

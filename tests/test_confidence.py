@@ -21,8 +21,9 @@ def test_anytime_radius_matches_poiani_B():
         assert C.anytime_radius(t, d, s) == pytest.approx(math.sqrt(2 * s * s * math.log(4 * t * t / d) / t))
 
 
-def test_poiani_phase_lengths_from_digest():
-    # Poiani digest §4.4: t_m = min{t : 4 B(t, delta/(KM)) <= alpha_m}, Synthetic A (K=2000, M=4, delta=1e-3)
+def test_poiani_phase_lengths():
+    # Poiani et al. 2022, §4.1 and §7: t_m = min{t : 4 B(t, delta/(KM)) <= alpha_m},
+    # Synthetic A (K=2000, M=4, delta=1e-3)
     delta = 1e-3 / (2000 * 4)
     t = np.arange(1, 10_000)
     r = 4 * C.anytime_radius(t, delta, 1.0)
@@ -98,7 +99,7 @@ def test_mfucb_gamma_eq4():
     for sigma in (0.2, 0.5, 1.0):
         g = C.mfucb_gamma([1, 5, 20, 50], [1.0, 0.5, 0.2, 0.0], sigma)
         np.testing.assert_allclose(g, [math.sqrt(1 / 5), 0.5 * math.sqrt(5 / 20), 0.2 * math.sqrt(20 / 50)])
-    # Kandasamy digest §4.3: problem 1 (lambda = 1, 10, 1000) gives (0.063246, 0.01)
+    # Kandasamy et al. 2016, App. C: problem 1 (lambda = 1, 10, 1000) gives (0.063246, 0.01)
     np.testing.assert_allclose(C.mfucb_gamma([1, 10, 1000], [0.2, 0.1, 0], 0.2), [0.2 * math.sqrt(0.1), 0.01])
     assert C.mfucb_gamma([1.0], [0.0]).size == 0
     with pytest.raises(ValueError, match="strictly increasing"):

@@ -3,17 +3,11 @@ binomial bounds and its random instances."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "benchmarks") not in sys.path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-dc = importlib.import_module("delta_correctness")
+from benchmarks import delta_correctness as dc
 
 
 def test_clopper_pearson_bounds_of_a_cell():

@@ -41,7 +41,7 @@ def test_known_optimum_values_from_the_literature():
     # Hartmann-3 / -6 global maxima (Dixon & Szegő 1978): 3.86278 and 3.32237
     assert get_function("hartmann3").f_star == pytest.approx(3.86278, abs=5e-6)
     assert get_function("hartmann6").f_star == pytest.approx(3.32237, abs=5e-6)
-    # the released code's values sit just below the true suprema (digest §5 #12)
+    # the released code's values sit just below the true suprema (we use the true suprema)
     assert get_function("currin").f_star > 13.7986850
     assert get_function("borehole").f_star > 309.523221
     assert get_function("park").f_star == pytest.approx(25.5893, abs=5e-5)
@@ -94,7 +94,7 @@ def test_hartmann_perturbation_text_and_code():
     for m in range(3):
         assert text(x, m) - text(x) == pytest.approx(10 * (code(x, m) - code(x)), rel=1e-10)
     h3 = get_function("hartmann3")
-    assert h3(h3.x_star, 0) > h3.f_star  # the low fidelity is biased upwards (digest §4.1)
+    assert h3(h3.x_star, 0) > h3.f_star  # the low fidelity is biased upwards (Kandasamy et al. 2016, App. D.2)
 
 
 def test_bad_currin_is_the_negative_and_accepts_mappings():

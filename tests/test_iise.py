@@ -1,4 +1,5 @@
-"""IISE, IISE-γ and MFE (Poiani et al. 2022): exact values from the digest, invariants, correctness rates."""
+"""IISE, IISE-γ and MFE (Poiani et al. 2022): exact values (thresholds, phase lengths,
+noise-free costs on the §7 instances), invariants, correctness rates."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 from conftest import shared_instance
 from scipy import stats
 
-from benchmarks import fast_iise as fast  # the exact fast runner lives with the benchmarks
 from mf_sched import FidelityLadder, Instance, PolicyError, get_policy, policy_for, run_policy
+from mf_sched import iise_runner as fast
 from mf_sched.confidence import anytime_radius, lil_radius
 from mf_sched.instance import load_instance
 from mf_sched.policies.iise import check_assumption1, hull_fidelities, iise_thresholds, phase_length
@@ -28,9 +29,9 @@ def _noise_free(inst: Instance) -> Instance:
     return Instance(inst.means, inst.ladder, {"kind": "gaussian", "sigma": 1e-300})
 
 
-# ------------------------------------------------------------------------------------------ digest values
+# ------------------------------------------------------------------------------------------ paper values
 PHASES = {
-    # file: (IISE α, IISE t_m, IISE-γ α, IISE-γ t_m)  — Poiani digest §4.4, δ = 0.001
+    # file: (IISE α, IISE t_m, IISE-γ α, IISE-γ t_m)  — Poiani et al. 2022, §7 instances, δ = 0.001 (our recomputation)
     "poiani2022-synthetic-a.json": (
         [1.711159, 0.396804, 0.019424, 0],
         [315, 7118, 4046362, None],
@@ -53,7 +54,7 @@ PHASES = {
 
 
 @pytest.mark.parametrize("file", sorted(PHASES))
-def test_thresholds_and_deterministic_phase_lengths_match_the_digest(file):
+def test_thresholds_and_deterministic_phase_lengths(file):
     inst = _load(file)
     a, t, ag, tg = PHASES[file]
     p = policy_for("iise", inst, delta=0.001)
@@ -77,7 +78,8 @@ def test_mfe_phase_lengths_are_the_authors_yahtzee_options():
     assert p.thresholds[:-1] == pytest.approx(0.1 * np.asarray(inst.ladder.zeta[:-1]))
 
 
-# (file, MFE c, SE noise-free cost, % of SE and stop phase (1-based) for IISE / IISE-γ / MFE) — digest §4.4
+# (file, MFE c, SE noise-free cost, % of SE and stop phase (1-based) for IISE / IISE-γ / MFE)
+# — our noise-free recomputation of Table 1
 NOISE_FREE = {
     "poiani2022-synthetic-a.json": (0.1, 1.499e8, {"iise": (10.9, 3), "iise-gamma": (2.42, 2), "mfe": (202.5, 3)}),
     "poiani2022-synthetic-b.json": (0.1, 2.721e8, {"iise": (26.3, 4), "iise-gamma": (6.13, 3), "mfe": (3206, 4)}),
@@ -93,7 +95,7 @@ NOISE_FREE = {
         pytest.param("poiani2022-synthetic-b.json", marks=pytest.mark.slow),
     ],
 )
-def test_noise_free_runs_reproduce_the_digest(file):
+def test_noise_free_runs_reproduce_the_recomputation(file):
     """Noise-free runs (µ̂ = µ) are deterministic: elimination times, stop phases and cost ratios are exact."""
     inst = _load(file)
     nf = _noise_free(inst)
@@ -182,7 +184,7 @@ def test_eliminations_are_simultaneous_and_use_the_bias_margin():
 
 
 def test_statistics_are_per_phase_never_pooled():
-    """A phase-1 sample that would eliminate arm 0 if pooled must not influence phase 2 (digest P16)."""
+    """A phase-1 sample that would eliminate arm 0 if pooled must not influence phase 2 (per-phase statistics, §4)."""
     ladder = FidelityLadder([1.0, 10.0], [0.3, 0.0])
     p = get_policy("iise")(n_arms=2, ladder=ladder, delta=0.1, noise={"kind": "subgaussian", "sigma": 0.01})
     tm = p.phase_lengths[0]

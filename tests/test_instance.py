@@ -67,7 +67,7 @@ def test_missing_key_and_bad_json(tmp_path):
 
 
 def test_assumption_violations_are_reported(tmp_path):
-    # Wang et al. 2023 Table 2 breaks |mu(4) - mu(5)| <= zeta(4) for arms 1 and 3 (digest A15)
+    # Wang et al. 2023 Table 2 breaks |mu(4) - mu(5)| <= zeta(4) for arms 1 and 3 (their Table 2 as printed)
     data = {
         "means": [
             [0.83, 0.84, 0.85, 0.85, 0.90],
@@ -139,7 +139,7 @@ def test_all_shared_instances_load(name):
 
 
 def test_synthetic_a_arm1_violation_is_flagged():
-    """Poiani digest P6: the released generator makes arm 1 break the bias bound."""
+    """Poiani et al. 2022: the authors' released generator makes arm 1 break the bias bound."""
     with pytest.warns(AssumptionWarning):
         inst = load_instance(shared_instance("poiani2022-synthetic-a.json"))
     assert 1 in inst.check_assumptions().violating_arms

@@ -77,7 +77,8 @@ def test_leader_and_challenger_are_the_top_two_ucbs_and_stopping_separates_them(
 
 # ------------------------------------------------------------------------------------------ EXPLORE-B
 def test_explore_b_commit_rule_hand_made():
-    """Digest §2.4: commit to argmax Δ̂/√λ once it reaches 3·2σ√(log(L/δ)/(λ(1) n)); never un-commit."""
+    """EXPLORE-B (Wang et al. 2023, Algorithm 2, lines 4–11):
+    commit to argmax Δ̂/√λ once it reaches 3·2σ√(log(L/δ)/(λ(1) n)); never un-commit."""
     ladder = FidelityLadder([1.0, 4.0], [0.05, 0.0])
     kw = dict(n_arms=2, ladder=ladder, delta=0.1, noise={"kind": "subgaussian", "sigma": 0.02}, seed=1)
     p = get_policy("lucb-explore-b")(mu1_upper=0.9, mu2_lower=0.1, **kw)

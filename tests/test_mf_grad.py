@@ -100,7 +100,7 @@ def test_delta_correct_on_a_misleading_instance(name):
 
 
 def test_single_fidelity_policy_is_correct_where_the_authors_solver_fails():
-    """M = 1, means (1.0, 0.5, 0.0): the authors' solver could stop on arm 2 (digest A6)."""
+    """M = 1, means (1.0, 0.5, 0.0): the authors' solver could stop on arm 2 (it skips pairs it finds no value for)."""
     inst = Instance([[1.0], [0.5], [0.0]], FidelityLadder([1.0]), {"kind": "gaussian", "sigma": 1.0})
     s = run_many("mf-grad", inst, runs=20, delta=0.05, progress=False, keep_results=False)
     assert s.error_rate == 0.0 and s.recommendations == {"0": 20}
@@ -121,7 +121,7 @@ def test_invariant_to_the_unit_of_cost_and_of_reward():
 
 def test_tracking_follows_the_cost_proportions():
     """After many steps the pull shares follow π ∝ ω̃/λ, and the expensive fidelity is avoided where
-    the lower bound says so (5x2: challengers at fidelity 1, digest §2.6)."""
+    the lower bound says so (5x2: challengers at fidelity 1)."""
     inst = load_instance(shared_instance("poiani2024-5x2.json"))
     p = policy_for("mf-grad", inst, delta=1e-12)
     pulls(p, inst, seed=0, limit=3000)

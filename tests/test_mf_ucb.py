@@ -15,30 +15,31 @@ from mf_sched.bounds import mfucb_analysis, mfucb_low_fidelity_caps
 from mf_sched.confidence import mfucb_gamma, psi, psi_ucb_width
 from mf_sched.policies.mf_ucb import MFUCB
 
-# Kandasamy digest §3.6: M = 2, zeta = (0.2, 0), lambda = (1, 10), Gaussian sigma = 1, mu* = 0.9
-DIGEST_LADDER = FidelityLadder([1.0, 10.0], [0.2, 0.0])
-DIGEST = Instance([[0.4, 0.5], [0.6, 0.7], [0.8, 0.9]], DIGEST_LADDER, {"kind": "gaussian", "sigma": 1.0})
+# Worked example (Eq. 4 of Kandasamy et al. 2016):
+# M = 2, zeta = (0.2, 0), lambda = (1, 10), Gaussian sigma = 1, mu* = 0.9
+EXAMPLE_LADDER = FidelityLadder([1.0, 10.0], [0.2, 0.0])
+EXAMPLE = Instance([[0.4, 0.5], [0.6, 0.7], [0.8, 0.9]], EXAMPLE_LADDER, {"kind": "gaussian", "sigma": 1.0})
 
 
 def mfucb(inst: Instance, **kw) -> MFUCB:
     return policy_for("mf-ucb", inst, **kw)  # type: ignore[return-value]
 
 
-def test_digest_worked_example_exactly():
-    a = mfucb_analysis(DIGEST.means, DIGEST_LADDER.costs, DIGEST_LADDER.zeta, sigma=1.0, rho=2.0)
+def test_worked_example_exactly():
+    a = mfucb_analysis(EXAMPLE.means, EXAMPLE_LADDER.costs, EXAMPLE_LADDER.zeta, sigma=1.0, rho=2.0)
     assert a.gamma[0] == pytest.approx(math.sqrt(1 / 10) * 0.2)  # 0.0632456
     assert 2 * a.gamma[0] == pytest.approx(0.126491, abs=1e-6)
     assert psi(a.gamma[0], 1.0) == pytest.approx(0.002)
     assert a.home.tolist() == [0, 1, -1]  # Delta^(1) = 0.3 > 0.1265 -> [[k]] = 1; 0.1 <= 0.1265 -> [[k]] = 2
     assert a.caps(10_000).tolist() == [9211]  # floor(2 log(10^4) / 0.002) + 1
     # a single arm attains the cap exactly: fidelity 1 is played while T^(1) <= rho log t / psi(gamma)
-    one = Instance([[0.4, 0.5]], DIGEST_LADDER, {"kind": "gaussian", "sigma": 1.0})
+    one = Instance([[0.4, 0.5]], EXAMPLE_LADDER, {"kind": "gaussian", "sigma": 1.0})
     p = mfucb(one, seed=0)
     r = run_policy(p, one, max_pulls=10_000, seed=0)
     assert r.n_pulls == 10_000 and p.counts[0].tolist() == [9211, 789]
     # with three arms every arm stays under it
-    p = mfucb(DIGEST, seed=1)
-    run_policy(p, DIGEST, max_pulls=10_000, seed=1)
+    p = mfucb(EXAMPLE, seed=1)
+    run_policy(p, EXAMPLE, max_pulls=10_000, seed=1)
     assert p.counts[:, 0].max() <= 9211
 
 
@@ -166,12 +167,12 @@ def test_regret_below_ucb_where_theorem_2_says_so():
 
 
 def test_recommendation_is_the_most_played_arm_at_the_top_fidelity():
-    p = mfucb(DIGEST, budget=20_000, seed=0)
-    r = run_policy(p, DIGEST, seed=0)
+    p = mfucb(EXAMPLE, budget=20_000, seed=0)
+    r = run_policy(p, EXAMPLE, seed=0)
     rec = p.recommendation()
     assert rec.arm == int(np.argmax(p.counts[:, -1])) == 2 == r.recommendation.arm
     assert rec.reason == "budget" and not rec.certified and "most plays" in rec.details["rule"]
-    fresh = mfucb(DIGEST, budget=100)
+    fresh = mfucb(EXAMPLE, budget=100)
     assert fresh.recommendation().arm is None
 
 

@@ -29,7 +29,8 @@ from mf_sched.mixture import (
 )
 from mf_sched.mixture_hardness import basis_gap_sq, delta0_sq, hardness
 
-# digest §4.3 (checked there; 1-based indices converted to 0-based): I*, optimal value, 2nd-best value, Δ_0²
+# Tang et al. 2024, App. C, Table 1 instances (our computation; 1-based indices converted to 0-based):
+# I*, optimal value, 2nd-best value, Δ_0²
 TABLE1 = {
     "D1P": ((5, 24, 25), 1.02, 0.99333, 0.04),
     "D2P": ((10, 20, 25), 1.00667, 0.99667, 0.005357),
@@ -118,10 +119,10 @@ def test_iv_score_invariants_and_l1_closed_form():
         if not opt.feasible:
             assert np.all(s == -np.inf)
             continue
-        assert s.max() == pytest.approx(opt.reward)  # max IV score = LP optimum (digest §2.3)
+        assert s.max() == pytest.approx(opt.reward)  # max IV score = LP optimum (Tang et al. 2024, eq. 6)
         assert np.allclose(s[list(opt.support)], opt.reward)  # the optimal basis shares it
         assert np.all(s[~alive] == -np.inf)
-        if L == 1:  # closed form of digest §2.3
+        if L == 1:  # closed form for L = 1
             cb, ref = 1.0, np.full(K + 1, -np.inf)
             ca = c[:, 0]
             for a in np.flatnonzero(alive[:K]):
@@ -224,8 +225,8 @@ def test_hardness_structure_and_lower_bound():
     L = inst.L
     assert h.optimal_support == (0, 1)
     assert np.all(h.delta_arm_sq[[0, 1]] == 0) and np.all(h.sorted_sq[L + 1 :] > 0)  # Proposition 2
-    assert h.delta0_sq == pytest.approx(0.04)  # (1.1 − 1)² / 0.5² (digest §4.2)
-    assert h.sorted_sq[L + 1] <= h.delta0_sq  # digest §5.21: Δ_(L+2)² ≤ Δ_0² generically
+    assert h.delta0_sq == pytest.approx(0.04)  # (1.1 − 1)² / 0.5² (Tang et al. 2024, eq. 11)
+    assert h.sorted_sq[L + 1] <= h.delta0_sq  # Δ_(L+2)² ≤ Δ_0² generically (our reading of eqs. 10–11)
     assert h.lower_bound_exponent == pytest.approx(0.5 * min(h.delta0_sq, h.sorted_sq[L + 1]))
     assert h.uslp_exponent_bound == pytest.approx(h.lower_bound_exponent / inst.K)
     assert 0 < h.sfsr_exponent < h.lower_bound_exponent

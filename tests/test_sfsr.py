@@ -74,7 +74,7 @@ def snap(p):
         (16, 0, 1000, [22, 23, 25, 27, 29, 32, 35, 38, 43, 49, 57, 69, 86, 114, 171], 991),
     ],
 )
-def test_phase_lengths_match_the_digest(K, L, N, expected, worst):
+def test_phase_lengths_match_eq7(K, L, N, expected, worst):
     n = sfsr_schedule(K, K, L, N)
     assert n[0] == 0 and n[1:].tolist() == expected
     # worst case of Proposition 1: the L virtual arms are rejected first
@@ -152,7 +152,7 @@ def test_infeasible_instances_get_the_explicit_answer(name, kw):
 
 # ---------------------------------------------------------------------------------------------- error rates
 def test_sfsr_beats_uslp_on_d1p():
-    """D1P at N = 20,000 (digest §4.3 sanity run: SFSR 0.125, USLP 0.27 over 200 runs): one-sided
+    """D1P at N = 20,000 (an independent sanity run: SFSR 0.125, USLP 0.27 over 200 runs): one-sided
     two-proportion z-test, 240 seeded runs each."""
     inst = tang2024_instance("D1P")
     runs = 240
@@ -162,7 +162,7 @@ def test_sfsr_beats_uslp_on_d1p():
     pool = (p1 + p2) / 2
     z = (p2 - p1) / math.sqrt(2 * pool * (1 - pool) / runs)
     assert stats.norm.sf(z) < 0.01, (p1, p2)
-    assert 0.05 < p1 < 0.3 and 0.15 < p2 < 0.4  # in line with the digest's sanity run
+    assert 0.05 < p1 < 0.3 and 0.15 < p2 < 0.4  # in line with that sanity run
     assert a.pulls_max <= 20_000 and b.pulls_mean == 20_000 // 24 * 24
 
 
@@ -306,7 +306,7 @@ def test_constructor_validation():
 
 def test_lagrangian_cost_scale_is_unit_invariant_by_default(small):
     """Rescaling a cost row and its threshold (ms → s) leaves SFSR-L's decisions unchanged with the
-    default cost_scale="threshold" (digest §2.4); IV is invariant by construction."""
+    default cost_scale="threshold" (eq. 8); IV is invariant by construction."""
     scaled = ConstrainedInstance(
         small.rewards,
         small.costs * 1000,

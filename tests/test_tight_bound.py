@@ -41,7 +41,7 @@ def _random_problem(rng, inconsistent: bool, zero_weights: bool):
 
 def test_pair_values_match_brute_force():
     """f(i, b) = min_{η_b ≥ η_i} h_i(η_i) + h_b(η_b) against a dense grid, consistent and inconsistent
-    means, with and without zero weights (digest §2.3)."""
+    means, with and without zero weights (the authors' ``solve_stop_problem_fast``)."""
     rng = np.random.default_rng(0)
     grid = np.linspace(-1.5, 2.5, 16001)
     for trial in range(60):
@@ -80,7 +80,8 @@ def test_projection_of_consistent_arm_is_its_top_mean():
 
 
 def test_single_fidelity_statistic_is_the_classical_glr_not_the_authors_bug():
-    """Digest A6: the authors' solver returned arm 2 with 2.025 here; the GLR is arm 1 with 0.025."""
+    """The authors' solver (``riccardopoiani/adv-mf-bai``) returned arm 2 with 2.025 here;
+    the GLR is arm 1 with 0.025."""
     r = best_response([[10.0], [10.0], [10.0]], [[1.0], [0.9], [0.0]], [0.0], sigma=1.0)
     assert (r.answer, r.challenger) == (0, 1)
     assert r.value == pytest.approx(10 * 10 / 20 * 0.1**2 / 2)
@@ -88,7 +89,7 @@ def test_single_fidelity_statistic_is_the_classical_glr_not_the_authors_bug():
 
 
 def test_supergradient_is_a_valid_cut():
-    """Danskin: ω' ↦ Σ ω'·d(µ, θ*(ω))/λ is ≥ F(ω') everywhere and = F(ω) at ω (digest §7.5)."""
+    """Danskin: ω' ↦ Σ ω'·d(µ, θ*(ω))/λ is ≥ F(ω') everywhere and = F(ω) at ω."""
     rng = np.random.default_rng(1)
     mu = np.array([[0.9, 0.85, 0.8], [0.7, 0.8, 0.78], [0.6, 0.55, 0.62], [0.95, 1.0, 0.9]])
     lam, z, sigma = np.array([0.1, 0.5, 2.0]), np.array([0.12, 0.06, 0.0]), 0.1
@@ -128,7 +129,7 @@ def test_response_upper_bound_dominates_the_statistic():
     ],
 )
 def test_tight_bound_published_instances(name, c_star, support):
-    """Digest §2.6: C*(5x2) = 14 + 4√10 and C*(LUCB non-stop) = 4000 exactly; the others to 4 digits;
+    """Closed forms (ours): C*(5x2) = 14 + 4√10 and C*(LUCB non-stop) = 4000 exactly; the others to 4 digits;
     the optimal cost proportions put each arm on one fidelity."""
     inst = load_instance(shared_instance(name))
     lb = instance_tight_lower_bound(inst, 0.01)
@@ -140,7 +141,7 @@ def test_tight_bound_published_instances(name, c_star, support):
     assert lb.log_factor == pytest.approx((1 - 0.02) * math.log(0.99 / 0.01))
     assert lb.value == pytest.approx(lb.complexity * lb.log_factor)
     if "5x2" in name:
-        w_c = (math.sqrt(10) - 2) / 12  # each challenger's cost share at the optimum (digest §2.6)
+        w_c = (math.sqrt(10) - 2) / 12  # each challenger's cost share at the optimum (our closed form)
         np.testing.assert_allclose(lb.cost_proportions[:4, 0], w_c, rtol=1e-3)
 
 

@@ -11,8 +11,8 @@ fidelities; these are the shared statistics :attr:`Policy.counts` / :attr:`Polic
 adopted extras included — is used). With the confidence radius of Eq. 4,
 ``β(n, t, δ) = √(log(L t⁴/δ)/n)`` for rewards in [0, 1], generalised to σ-sub-Gaussian rewards as
 ``2σ √(log(L t⁴/δ)/n)`` (:func:`mf_sched.confidence.wang_beta`; σ = 1/2 is the paper's formula; the
-factor-2 slack in the exponent is the paper's and is kept, digest A18), and ``L = 4KM`` by default (the
-smallest value Theorem 3.4 allows, digest A3):
+factor-2 slack in the exponent is the paper's and is kept), and ``L = 4KM`` by default (the experiments do not
+state ``L``; this is the smallest value Theorem 3.4 allows):
 
 * ``UCB_k = min_m (µ̂_k^(m) + ζ(m) + β(N_k^(m), t, δ))``, ``LCB_k = max_m (µ̂_k^(m) − ζ(m) − β(·))`` (Eq. 5);
   fidelities without samples are ignored (β = ∞). For rewards bounded in [a, b] the bounds are clipped to
@@ -23,11 +23,13 @@ smallest value Theorem 3.4 allows, digest A3):
   ``UCB_ℓ ≥ UCB_u``); stop and answer ``ℓ_t`` when ``LCB_{ℓ_t} > UCB_{u_t}``; otherwise run
   ``EXPLORE(u_t)`` then ``EXPLORE(ℓ_t)`` and go to round ``t + 1``. The printed loop ("while LCB ≤ UCB do
   select; explore; output ℓ_t") tests the stopping rule with the previous round's arms; we use the order
-  the proofs use (recompute → select → test → explore; digest A1);
-* ``t`` is the LUCB round index starting at 1 (digest A2: each (k, m) is pulled at most once per round,
+  the proofs use (recompute → select → test → explore);
+* ``t`` is the LUCB round index starting at 1 (Algorithm 1 never increments it; each (k, m) is pulled at most
+  once per round,
   which is what the proof's union bound over ``n ≤ t`` needs). ``t_mode="pulls"`` uses the total number of
   pulls + 1 instead, as Poiani et al. 2024's re-implementation does (more conservative);
-* ties are broken uniformly at random with the policy's seeded generator (digest A13).
+* ties are broken uniformly at random with the policy's seeded generator (the paper puts the best arm first by
+  convention, so index order would favour it).
 
 Cost per round: the arms' UCBs sit in a kinetic tournament (:mod:`mf_sched._kinetic`): the two arms
 sampled in a round are updated in O(M + log K), the growth of ``t`` re-decides only the comparisons
@@ -36,9 +38,10 @@ bound (tested side by side with that recomputation); :meth:`MFLUCB.bounds` still
 
 Correctness (Theorem 3.4) holds for every EXPLORE procedure, because stopping only uses the β-intervals.
 **Termination does not**: on ``poiani2024-lucb-nonstop.json`` EXPLORE-A and EXPLORE-B concentrate on a
-fidelity whose bias ζ(m) keeps the two intervals from separating and never stop (digest A7). Every
-policy here therefore takes a cost cap (``budget``: the run stops before exceeding it and recommends
-uncertified, ``reason == "budget"``) and a round cap (``max_rounds``, default 10⁷: ``reason ==
+fidelity whose bias ζ(m) keeps the two intervals from separating and never stop (the paper's termination condition,
+``Δ̃_k^(m̃*_k) > 0``, does not prevent this; the instance is the authors' ``configs/forever.yml`` of
+``riccardopoiani/adv-mf-bai``). Every policy here therefore takes a cost cap (``budget``: the run stops before exceeding
+it and recommends uncertified, ``reason == "budget"``) and a round cap (``max_rounds``, default 10⁷: ``reason ==
 "exhausted"``): it never loops forever. An uncertified answer is the arm with the largest LCB.
 
 Parallel workers: a round is the pulls of ``EXPLORE(u_t)`` and ``EXPLORE(ℓ_t)`` — 2 pulls (EXPLORE-A, -C,

@@ -2,11 +2,10 @@
 
 Paper: P. Ménard, *Gradient Ascent for Active Exploration in Bandit Problems*, arXiv 1905.08165 (2019),
 as the single-fidelity baseline of Poiani et al. (2024, *Optimal Multi-Fidelity Best-Arm
-Identification*, NeurIPS), with the constants of the latter's released code (``BAIGradientLearner``;
-digest ``papers/poiani2024-mfgrad-spec.md`` §3, "GRAD").
+Identification*, NeurIPS), with the constants of the latter's released code (``BAIGradientLearner``).
 
 GRAD is :class:`~mf_sched.policies.mf_grad.MFGrad` restricted to the highest fidelity, and the code's
-GRAD is exactly that restriction (checked step by step against digest §3):
+GRAD is exactly that restriction (checked step by step against ``algorithms/gradient.py``):
 
 * initialisation: every arm once at fidelity M;
 * gradient: with one fidelity every arm is consistent, the best response is the closest pair
@@ -17,7 +16,7 @@ GRAD is exactly that restriction (checked step by step against digest §3):
   C-tracking as in MF-GRAD;
 * stopping: the classical GLR ``min_a f_a`` with pull counts as weights, against
   ``β = log(K/δ) + log(1 + log t)`` (MF-GRAD's practical threshold with ``M = 1``); the theoretical
-  option uses the multi-fidelity form with ``M = 1`` (the code's GRAD comment has a variant, digest §3).
+  option uses the multi-fidelity form with ``M = 1`` (the code's GRAD comment has a variant).
 
 Every pull costs ``λ_M``. Samples at lower fidelities (adopted pulls) are recorded but not used.
 Parallel workers and semantics: as for MF-GRAD.

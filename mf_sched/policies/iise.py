@@ -4,19 +4,21 @@ Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identific
 Algorithm 1 (IISE), Eq. 3 (elimination), Eqs. 6–8 (thresholds), Assumption 1 (Eq. 5), §4.3 (ε-optimal
 identification). Constants and the order of operations are confirmed by the authors' released code
 (``riccardopoiani/mf-bai``, ``MultiFidelitySuccessiveEliminationMaxBound``) and by reproducing the
-deterministic phase lengths of the paper's Table 1 configurations (digest §4.4).
+deterministic phase lengths and noise-free costs of the paper's Table 1 configurations (§7).
 
 The algorithm (fidelities ``m = 1..M``; here 0-based, ``0..M−1``):
 
 * phases visit the fidelities in increasing order; in phase ``m`` every active arm is pulled once per
   *round* at fidelity ``m``; after round ``t`` of the phase each active arm has ``t`` samples **of this
-  phase** — samples of earlier phases are discarded, never pooled (digest P16);
+  phase** — samples of earlier phases are discarded, never pooled (the paper's ``t`` and ``µ̂_{i,m,t}`` are
+  per phase, §4);
 * elimination (Eq. 3): with ``B(t, δ') = √(2σ² log(4t²/δ')/t)`` (:func:`mf_sched.confidence.anytime_radius`)
   and ``δ' = δ/(KM)``, arm ``i`` is eliminated when ``max_{j∈S} µ̂_j − µ̂_i ≥ 2B(t, δ') + 2ξ_m``; all
   eliminations of a round are computed from one snapshot (simultaneous; the max runs over the arms
-  pulled in the round, digest P15);
+  pulled in the round, as in the authors' released code);
 * phase switch: after the eliminations of round ``t``, leave fidelity ``m`` when ``α_m ≥ 4B(t, δ')``.
-  The relation is lost in the paper's extraction; we use ``≥`` as the code does (digest P4). Phase ``m``
+  The relation sign in line 4 of Algorithm 1 is not legible in our copy of the paper; we use ``≥`` as the
+  authors' released code does. Phase ``m``
   therefore lasts exactly ``t_m = min{t ≥ 1 : 4B(t, δ') ≤ α_m}`` rounds (:func:`phase_length`,
   :attr:`IISE.phase_lengths`) unless one arm is left earlier. ``α_M = 0``: the last phase runs until one
   arm is left, which is what makes IISE δ-correct (Theorem 2, for any ``α_m > 0``);
@@ -27,28 +29,30 @@ The algorithm (fidelities ``m = 1..M``; here 0-based, ``0..M−1``):
 Assumption 1 (Eq. 5) is what Theorem 3's cost bound needs, not correctness. :func:`check_assumption1`
 tests it as a convex chain: the points ``(−ξ_m, √λ_m)`` must have non-decreasing slopes
 ``(√λ_{m+1} − √λ_m)/(ξ_m − ξ_{m+1})``; ``fidelities="hull"`` runs IISE on the lower convex hull of those
-points (always keeping ``M``), the pre-selection the paper says is always possible (§4.2, digest P13).
+points (always keeping ``M``), the pre-selection the paper says is always possible (§4, remark after Theorem 3; it does
+not say how to choose the subset, the lower convex hull is our choice).
 
-Ambiguities resolved (digest ids; where digest and paper disagree the paper wins):
+Ambiguities resolved (where the paper is silent or illegible; where the released code and the paper disagree the
+paper wins):
 
-* P4 — switch on ``α_m ≥ 4B``, checked after the round's eliminations; never at ``t = 0`` unless
+* Phase switch — on ``α_m ≥ 4B``, checked after the round's eliminations; never at ``t = 0`` unless
   ``α_m = +∞``.
-* P15 — simultaneous eliminations from one snapshot; the max is over the current active set.
-* P16 — per-phase statistics only. The shared statistics :attr:`Policy.counts` / :attr:`Policy.means`
+* Eliminations — simultaneous eliminations from one snapshot; the max is over the current active set.
+* Statistics — per phase only. The shared statistics :attr:`Policy.counts` / :attr:`Policy.means`
   pool everything (diagnostics); the policy's decisions never read them.
-* P5 — Synthetic A's ``ξ_3 = 0.015`` in the paper's text is a typo for ``0.0105`` (the released config
+* Synthetic A's ``ξ_3 = 0.015`` in the paper's text is a typo for ``0.0105`` (the released config
   and the generator agree); that is a property of the instance file, not of this code.
-* P11 — **ε-optimal variant (reconstruction).** §4.3 says IISE is "easily" modified to return an
+* **ε-optimal variant (reconstruction).** §4.3 says IISE is "easily" modified to return an
   ε-optimal arm but does not write the rule. We stop in phase ``m`` as soon as ``4(B(t, δ') + ξ_m) ≤ ε``
   and return the empirical best active arm. On the good event every active arm's phase mean is within
   ``B + ξ_m`` of its true mean, so the answer is ``2(B + ξ_m) ≤ ε/2``-optimal; the factor 4 is chosen
   because it reproduces the paper's two-arm claim exactly (fidelity ``M`` is never queried iff
   ``ε ≥ 4ξ_m + α_m``) and its cost bound's ``(ε − 4ξ_m)²``. Not in the paper's pseudo-code: flagged as
   reconstructed.
-* ``radius="practical"`` reproduces the IISE *baseline of Poiani et al. 2024* (MF-GRAD digest A14): the
-  code of that paper eliminates with the LIL-style radius ``√(2σ²(log log T + log(KM/δ))/t)``
-  (:func:`mf_sched.confidence.lil_radius`, ``T`` = all pulls so far) and keeps ``B`` for the phase
-  switch. It is a heuristic (no proof of δ-correctness); use it only to compare with that paper's
+* ``radius="practical"`` reproduces the IISE *baseline of Poiani et al. 2024*: the released
+  code of that paper (``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``) eliminates with the LIL-style radius
+  ``√(2σ²(log log T + log(KM/δ))/t)`` (:func:`mf_sched.confidence.lil_radius`, ``T`` = all pulls so far) and keeps ``B``
+  for the phase switch. It is a heuristic (no proof of δ-correctness); use it only to compare with that paper's
   numbers (IISE 185 on the 4×5 instance, 2063 on 5×2).
 
 Parallel workers (``W`` pulls outstanding): a round is handed out at once (``ask_batch``), so up to
@@ -264,7 +268,7 @@ def phase_length(alpha: float, delta: float, sigma: float) -> int | None:
     the phase would last more than ``2^62`` rounds (``ξ_m − ξ_{m'}`` at rounding-error level: fidelity ``m``
     is as good as the later ones) is treated as ``α = 0``: the phase is the final one.
 
-    >>> phase_length(1.711159, 0.001 / (2000 * 4), 1.0)   # Synthetic A, phase 1 (digest §4.4)
+    >>> phase_length(1.711159, 0.001 / (2000 * 4), 1.0)   # Synthetic A (§7: K = 2000, M = 4), phase 1
     315
     """
     if alpha == math.inf:
@@ -577,7 +581,7 @@ class IISE(RoundPolicy):
         these rounds** (it checks the running means against :meth:`round_thresholds`); the policy then
         ends in exactly the state that ``n`` rounds of ``ask_batch``/``tell_batch`` with those samples
         would give (the ε-stop and the phase switch are applied after the last round, where they can
-        first fire). This is how ``benchmarks/fast_iise.py`` simulates the 10⁵–10⁹-round phases of the
+        first fire). This is how :mod:`mf_sched.iise_runner` simulates the 10⁵–10⁹-round phases of the
         paper's experiments with vectorised sampling; it is not part of the ask/tell protocol and is not
         recorded in :attr:`history`.
 

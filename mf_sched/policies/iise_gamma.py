@@ -3,7 +3,7 @@
 Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022,
 Section 5 ("Breaking the cost barrier"), Eq. 9. The pseudo-code and formal statement are in Appendix D,
 which the available text lacks; the two changes below are stated in §5 and confirmed by the authors'
-released code (``riccardopoiani/mf-bai``, ``MultiFidelitySuccessiveEliminationOrder``; digest §2.4).
+released code (``riccardopoiani/mf-bai``, ``MultiFidelitySuccessiveEliminationOrder``).
 
 IISE-γ knows the **maximum bias variation** ``γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|`` (how much fidelity
 ``m`` can reorder the arms), or an upper bound ``φ_m ≥ γ_m``, with ``γ_M = 0``. It is IISE

@@ -13,14 +13,16 @@ with the online ancillary gaps ``Δ̂_k^(m) = µ̃1 − (µ̂_k^(m) + ζ(m))`` f
 ``Δ̂_{ℓ_t}^(m) = (µ̂_{ℓ_t}^(m) − ζ(m)) − µ̃2`` for the round's leader, ``N_k`` the arm's total pulls (counts
 taken before the pull; ``log max(N_k, 1)``), and ``+∞`` for a fidelity without samples (each fidelity is
 tried once first; ties broken at random). The extraction lost "/√λ(m) + √(" — the reading above is
-confirmed by the proof of Lemma E.2 and by Poiani et al. 2024's re-implementation (digest A4). For
+confirmed by the proof of Lemma E.2 and by Poiani et al. 2024's re-implementation (``riccardopoiani/adv-mf-bai``,
+``algorithms/lucb.py``). For
 σ-sub-Gaussian rewards the exploration bonus is scaled like UCB1's, ``2σ√(2 log N_k/N_k^(m))/√λ(m)``
 (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 is the paper's [0, 1] formula).
 
 The prior bounds are required arguments: ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (the best arm's true mean) and
 ``mu2_lower`` = µ̃2 ≤ µ_2^(M) (the second best's). Wrong priors do not break δ-correctness (stopping uses
 only the β-intervals) but change which fidelities are sampled; loose priors push the procedure toward
-cheap fidelities, where it may never stop (digest A7): keep the ``budget``/``max_rounds`` caps.
+cheap fidelities, where it may never stop (see :mod:`mf_sched.policies._mf_lucb`): keep the
+``budget``/``max_rounds`` caps.
 
 Example (the Table 1 instance of Wang et al., Bernoulli rewards):
     >>> from mf_sched import Instance, FidelityLadder, run_policy

@@ -11,11 +11,12 @@ EXPLORE-B(k): while arm ``k`` is not committed, pull it once at **every** fideli
 ``max_m Δ̂_k^(m)/√λ(m) ≥ 3 · β(n, 1, δ)/√λ(1) = 3 · 2σ √(log(L/δ) / (λ(1)·n))``
 
 (σ = 1/2 gives the paper's ``3√(log(L/δ)/(λ(1) n))``). Once committed, every EXPLORE-B(k) pulls ``(k, m̂*_k)``;
-an arm never un-commits. ``Δ̂`` is the online ancillary gap with the **round's** leader (digest A6), and
+an arm never un-commits. ``Δ̂`` is the online ancillary gap with the **round's** leader (``Δ̂`` depends on ``ℓ_t``; the
+paper does not say which round's), and
 the test runs only for arms swept in the round, after the sweep.
 
 Resolved ambiguities: the log term is ``log(L/δ)`` as in the algorithm box (the proof of Lemma E.3 writes
-``log(2KM/δ)``; with ``L = 4KM`` they differ only inside the log, digest A5); the factor 3 is
+``log(2KM/δ)``; with ``L = 4KM`` they differ only inside the log); the factor 3 is
 ``(1 + C)/(1 − C)`` with ``C = 1/2`` (Remark A.2); ``n`` is the count at the maximising fidelity (equal
 across fidelities before commitment unless adopted extras added samples).
 

@@ -19,8 +19,8 @@ Algorithm (``C_0`` = all arms, ``p = 0``)::
 ε defaults to Theorem 4.8's problem-independent choice ``ε = (K log Λ / Λ)^{1/3}``, which gives
 ``E[R(Λ)] = O(K^{1/3} Λ^{2/3} (log Λ)^{1/3})``. Only ``λ`` is used (ζ plays no role).
 
-Resolutions (Wang digest §2.8 and §5 A11–A12; the paper's text, extracted without most symbols, was read
-against the proofs):
+Resolutions (Wang et al. 2023, §4.2, Algorithm 3, and Appendix F.3; the paper's text, extracted without most
+symbols, was read against the proofs):
 
 * ``T_k^(M) = 2^{2p} log(Λ/(2^{2p}λ(M)))`` is a **cumulative** count (as in Auer & Ortner 2010; the
   proof's Eq. 28 bounds an arm's fidelity-M pulls by its last phase's target), rounded up and clamped
@@ -30,7 +30,7 @@ against the proofs):
   comparison is strict, as printed; the empirical leader always survives.
 * The loop runs for ``p = 0, 1, …`` while ``p < log2(2/ε)``, i.e. ``max(0, ⌈log2(2/ε)⌉)`` phases.
 * ε: the main text's ``(K log Λ/Λ)^{1/3}`` (``eps="theorem"``, the default) depends on the unit of cost
-  (it needs ``Λ > 1``); App. F.3's optimiser, reconstructed by the digest with ``µ_1 ≤ 1``, is
+  (it needs ``Λ > 1``); App. F.3's optimiser, which we reconstruct with ``µ_1 ≤ 1``, is
   ``(16 K λ(M) log(Λ/(16λ(M))) / Λ)^{1/3}`` (``eps="appendix"``, cost-scale invariant, our reading of a
   garbled formula); or pass a number.
 * The budget may run out during exploration: the policy then stops, as the paper's "until the budget

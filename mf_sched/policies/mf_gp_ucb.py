@@ -3,7 +3,7 @@
 Paper: K. Kandasamy, G. Dasarathy, J. Oliva, J. Schneider, B. Póczos, *Gaussian Process Bandit
 Optimisation with Multi-fidelity Evaluations*, NeurIPS 2016 — Algorithm 1 (theory) and the practical
 version of Appendix B ("More Implementation Details") with the heuristics of the authors' released
-code (``kirthevasank/mf-gp-ucb``), as collected in ``kandasamy2016-mfgpucb-spec.md`` §2.4. Only the
+code (``kirthevasank/mf-gp-ucb``). Only the
 appendix text was available; where it is silent we follow the code and say so.
 
 **Model.** One independent GP per fidelity ``m`` (0-based here; the paper counts ``1..M``), each
@@ -32,7 +32,7 @@ fidelity; a fidelity with fewer than ``min(10, n_{m−1})`` points copies the on
 iteration) and if ``y − y' > 0.9 (ζ^(m−1) − ζ^(m))`` that increment becomes ``2 (y − y')``, every increment is
 raised to at least it, and ``ζ`` is their cumulative sum.
 
-Resolved ambiguities (paper text first, then the code; digest §5):
+Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
 
 1. ``β_t``: paper ``0.2 d log(2t)`` (default) vs code ``0.2 d log(2dt)`` (``beta="code"``). ``d`` is the
    encoded dimension ``D`` of the search space (one-hot categoricals count one per choice).

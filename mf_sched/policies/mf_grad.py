@@ -2,9 +2,9 @@
 
 Paper: R. Poiani, R. Degenne, E. Kaufmann, A. M. Metelli, M. Restelli, *Optimal Multi-Fidelity Best-Arm
 Identification*, NeurIPS 2024 (arXiv 2406.03033), algorithm MF-GRAD; constants and step order from the
-authors' released code (``riccardopoiani/adv-mf-bai``, ``algorithms/gradient.py``), as recorded in the
-digest ``papers/poiani2024-mfgrad-spec.md`` (§3). The paper's body could not be read when this was
-written (digest §0): where this docstring says "the code", the paper's text is unverified.
+authors' released code (``riccardopoiani/adv-mf-bai``, ``algorithms/gradient.py``, ``utils/lb_tool_fast_stopping.py``).
+The paper's body could not be read when this was written: where this docstring says "the code", the paper's
+text is unverified.
 
 **Model.** K arms, M fidelities with costs ``λ_1 < … < λ_M`` and bias bounds ``ζ`` (``ζ_M = 0``);
 Gaussian observations with known σ (the noise model's σ; for bounded rewards the Hoeffding σ); the
@@ -14,49 +14,49 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
 **Algorithm** (one gradient step per pull; ``t`` = pulls so far including the current one):
 
 1. *Initialisation*: pull every (arm, fidelity) once, arm-major order (cost ``K Σ_m λ_m``).
-2. *Gradient* (digest §2.4, A8): at the previous iterate ``ω̃`` (cost proportions, initially uniform) and
+2. *Gradient* (as in the code): at the previous iterate ``ω̃`` (cost proportions, initially uniform) and
    the current empirical means ``µ̂``, solve the closest alternative with weights ``ω̃/λ`` over all
    answers (:func:`mf_sched.alternative.best_response`: answer ``i``, challenger ``b``, alternative
    ``θ*``); the supergradient is ``g_{j,m} = d(µ̂_{j,m}, θ*_{j,m})/λ_m`` for ``j ∈ {i, b}``, 0 elsewhere.
-3. *Cost-of-round factor*: ``g ← g · c(π̃)`` with ``c(π̃) = 1/Σ ω̃/λ`` (digest §3 step 5: the online
+3. *Cost-of-round factor*: ``g ← g · c(π̃)`` with ``c(π̃) = 1/Σ ω̃/λ`` (the code's step order: the online
    learner is fed gains ``c_t F(·, µ̂_t)``, which also makes the step invariant to the unit of cost).
 4. *Exponential weights* on the simplex of the K·M pairs: ``G ← G + g``, ``ω̃ ∝ exp(η_n G)`` with
    ``η_n = 0.25`` (default, the code's MF-GRAD-CONST) or ``1/√(n + 1)`` (``learning_rate="theory"``),
    ``n`` = gradient steps so far.
-5. *Pull proportions and forced exploration* (in pull space, A3): ``π̃ ∝ ω̃/λ``,
+5. *Pull proportions and forced exploration* (in pull space, as in the code): ``π̃ ∝ ω̃/λ``,
    ``π′ = (1 − γ_t) π̃ + γ_t/(KM)``, ``γ_t = 1/(4√t)``.
 6. *C-tracking*: ``Cum ← Cum + π′``; pull ``argmax (Cum − N)``; ties go to the lowest fidelity, then
-   the lowest arm (the code's M×K layout, A13).
+   the lowest arm (the code's M×K layout).
 7. *Stopping* (after every observation, once every pair has a sample): the GLR statistic
-   ``Z = max_i min_{b≠i} f(i, b; N, µ̂)`` (digest §2.3, pull counts as weights, maximum over every
-   answer as in the code, A4) against ``β(t, δ) = log(K/δ) + M log(1 + log t)`` (``threshold=
+   ``Z = max_i min_{b≠i} f(i, b; N, µ̂)`` (pull counts as weights, maximum over every
+   answer as in the code) against ``β(t, δ) = log(K/δ) + M log(1 + log t)`` (``threshold=
    "practical"``, every experiment of the paper; not covered by the theory) or the code's theoretical
    form (``threshold="theory"``, :func:`mf_sched.confidence.glr_threshold`); stop when ``Z ≥ β`` and
    recommend the maximising answer.
 
-**Paper/code ambiguities and how they are resolved here** (digest §6):
+**Paper/code ambiguities and how they are resolved here**:
 
-* A1 threshold: default practical (as in the paper's experiments); ``"theory"`` follows the code's
+* Threshold: default practical (as in the paper's experiments); ``"theory"`` follows the code's
   commented-out form, which we could not check against the paper.
-* A2 learning rate: default 0.25 (MF-GRAD-CONST, empirically better in the paper's appendix and in our
+* Learning rate: default 0.25 (MF-GRAD-CONST, empirically better in the paper's appendix and in our
   runs); ``"theory"`` gives ``1/√(n + 1)``.
-* A5 the GLR is not reduced by the projection cost of ``µ̂`` onto ``M_MF`` (as in the code). It stays
+* The GLR is not reduced by the projection cost of ``µ̂`` onto ``M_MF`` (as in the code). It stays
   δ-correct: a wrong answer ``î`` can only stop when the true ``µ`` restricted to arms ``î`` and ``i*``
   is an admissible alternative, whose cost is a 2M-coordinate deviation; the same union bound as the
   theoretical threshold covers it.
-* A6 **the authors' single-fidelity bug is not reproduced**: their pair solver returns "no value" when
+* **The authors' single-fidelity bug is not reproduced**: their pair solver returns "no value" when
   the ordering constraint is slack, which with ``M = 1`` makes the statistic pick a wrong answer
   (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 gave arm 2 with 2.025). Here a slack pair is
   worth ``v_i + v_b`` exactly (:mod:`mf_sched.alternative`); that case gives the first arm with 0.025
   (tested).
-* A7 gradient components: ``gradient="useful"`` (default, the code) zeroes, for ``m < M``, the
+* Gradient components: ``gradient="useful"`` (default, the code) zeroes, for ``m < M``, the
   components along which the constraint pushes the wrong way (``θ*_{b,M} ≤ µ̂_{b,m} + ζ_m`` for the
   challenger, ``θ*_{i,M} ≥ µ̂_{i,m} − ζ_m`` for the answer); they are 0 anyway once ``µ̂ ∈ M_MF``.
   ``gradient="danskin"`` keeps the exact supergradient.
-* A9 the code's extreme-interval candidates are replaced by the exact derivative root; A10 exponential
+* The code's extreme-interval candidates are replaced by the exact derivative root; exponential
   weights in float64 with the maximum subtracted (the code uses ``float128`` and the minimum, which
   overflows in float64 and is missing on some platforms); exact zeros after underflow are handled
-  exactly by the solver. A11 no clipping of ``µ̂``. A12 stop on "≥", the statistic is evaluated only
+  exactly by the solver. No clipping of ``µ̂``. Stop on "≥", the statistic is evaluated only
   once every pair has a sample.
 * The threshold's ``t`` is the number of samples in the statistic (told pulls); ``γ_t``'s ``t`` counts
   pulls handed out including the current one (the code's ``t`` when there is one worker).
@@ -78,8 +78,8 @@ With ``learning_rate="theory"`` every weight moves at every step: the closest al
 afresh (``O(K M log M)`` while ``µ̂`` satisfies the constraints; the paper's ``O(K² M²)`` is the worst
 case, approached only while many arms are inconsistent).
 
-**Parallel workers** (``W`` outstanding pulls; digest §7.6): every ``ask`` takes one gradient step and
-tracks ``Cum − (N + pending)``, where *pending* counts the pulls handed out and not yet told, so ``W``
+**Parallel workers** (``W`` outstanding pulls; our design, the paper is sequential): every ``ask`` takes one gradient
+step and tracks ``Cum − (N + pending)``, where *pending* counts the pulls handed out and not yet told, so ``W``
 workers receive ``W`` different pulls that follow the target proportions instead of ``W`` copies of the
 same deficit. Estimates, gradients and the GLR use told observations only. The initial sweep is handed
 out at once; until its last result is back ``ask`` returns None (the gradient needs every mean). The

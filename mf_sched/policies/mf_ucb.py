@@ -27,8 +27,7 @@ Consequence used by the tests (proof of Lemma 8): fidelity ``ℓ < M`` is chosen
 ``T_k^(ℓ) ≤ ρ log t / ψ(γ(ℓ))``, so after ``n`` plays ``T_k^(ℓ) ≤ ⌊ρ log n / ψ(γ(ℓ))⌋ + 1``
 deterministically (:func:`mf_sched.bounds.mfucb_low_fidelity_caps`).
 
-Resolutions of what the paper leaves open (Kandasamy digest §2.2 and §5; the paper wins over the digest,
-and they agree on everything used here):
+Resolutions of what the paper leaves open (Algorithm 1 in §3 does not fix them):
 
 * ``t`` is 1-based and counts plays at any fidelity; the index and the switching rule at round ``t`` use
   ``log t`` and the counts after ``t − 1`` plays. An unplayed (arm, fidelity) has width ``+∞``, so
@@ -56,7 +55,8 @@ Cost per decision: the arms' indices ``B_k = min_m(a + c √log t)`` (cached ``a
 O(M + log K), the growth of ``√log t`` re-decides only the comparisons whose certificate expires, and the
 argmax with its ties is exactly that of recomputing every index (tested side by side).
 
-Example (the ``M = 2`` example of the digest, §3.6): the bad arm is dropped on cheap plays.
+Example (``M = 2``, ``ζ = (0.2, 0)``, ``λ = (1, 10)``, so ``2γ(1) = 0.1265`` by Eq. 4): the bad arm is
+dropped on cheap plays.
 
     >>> from mf_sched import FidelityLadder, Instance, run_policy
     >>> inst = Instance([[0.4, 0.5], [0.8, 0.9]], FidelityLadder([1.0, 10.0], [0.2, 0.0]),

@@ -2,7 +2,7 @@
 
 Paper: D. Tang, R. Jain, A. Nayyar, P. Nuzzo, *Pure Exploration for Constrained Best Mixed Arm
 Identification with a Fixed Budget*, arXiv 2405.15090v1 — Algorithm 1, eqs. (4)–(8), Proposition 1,
-Theorem 1 (implementation digest: ``tang2024-sfsr-spec.md``).
+Theorem 1.
 
 Problem: ``K`` arms, each pull of arm ``a`` returns a reward and ``L`` costs; find the best *mixed* arm
 ``max_p rᵀp s.t. c p ≤ c̄`` — precisely, its support ``I*`` in the standard-form LP (arms plus the
@@ -27,7 +27,7 @@ virtual or known arm leaves its share unused (not redistributed, as in the paper
 the error probability of the IV score by ``poly(K)·exp(−Ñ/H)`` with the gaps of
 :mod:`mf_sched.mixture_hardness`; SFSR-L has no guarantee (Appendix A shows it can fail).
 
-Resolutions of ambiguities (digest §5; the paper's text wins where they differ — they do not here):
+Resolutions of ambiguities (where the paper is silent):
 
 * Ties in the rejection ("arbitrary"): broken uniformly at random with the policy's seeded generator
   (``tie_break="random"``, the default; ties at ``−∞`` are common in early rounds), or the lowest index
@@ -38,9 +38,9 @@ Resolutions of ambiguities (digest §5; the paper's text wins where they differ 
   restricted primal is infeasible (→ ∅); a non-unique dual (probability 0 under continuous noise) uses
   HiGHS' solution; numerical trouble falls back to the dual of the best feasible basis.
 * SFSR-L depends on the units of the costs (the virtual-arm score ``−λ_l`` scales with ``1/unit``; IV
-  does not, digest §2.4/§5.23). ``cost_scale="threshold"`` (default) divides cost row ``l`` and ``c̄_l``
-  by ``|c̄_l|`` (by 1 when ``c̄_l = 0``) before computing the Lagrangian score; with the paper's
-  ``c̄ = 1`` this is the identity, so its experiments are reproduced unchanged. ``"none"`` uses raw
+  does not; the paper, whose experiments use ``c̄ = 1``, does not choose a unit). ``cost_scale="threshold"`` (default)
+  divides cost row ``l`` and ``c̄_l`` by ``|c̄_l|`` (by 1 when ``c̄_l = 0``) before computing the Lagrangian score; with
+  the paper's ``c̄ = 1`` this is the identity, so its experiments are reproduced unchanged. ``"none"`` uses raw
   units; a list gives explicit positive scales.
 * ``N > K0`` is required so that ``n_1 ≥ 1`` (every unknown arm has data before the first score).
 * ``K ≥ 2`` is required: with ``K = 1`` there are no rounds and the algorithm would answer without data.

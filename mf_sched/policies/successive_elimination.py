@@ -3,7 +3,7 @@
 Paper: E. Even-Dar, S. Mannor, Y. Mansour, *Action Elimination and Stopping Conditions for the
 Multi-Armed Bandit and Reinforcement Learning Problems*, JMLR 7 (2006), Algorithm "Successive
 Elimination" (known-δ version). It is the **SE** baseline of Poiani et al. (2022, §7 and Table 1), whose
-released code fixes the constants we use (digest §2.6, ``SuccessiveElimination``):
+released code fixes the constants we use (``riccardopoiani/mf-bai``, ``SuccessiveElimination``):
 
 * every round pulls each active arm once at the chosen fidelity (default: the highest, ``M``);
 * after round ``t`` every active arm has ``t`` samples; with ``B(t, δ') = √(2σ² log(4t²/δ')/t)``

@@ -10,7 +10,8 @@ bounds its error exponent by ``min{Δ_0², Δ_(L+2)²}/(2K)``, a factor ``K`` wo
 3. solve ``max {µ̂ᵀx : Âx = b, x ≥ 0}``; infeasible → "no feasible mixture", otherwise the optimal basis
    (support, slacks of non-binding constraints included) and its weights.
 
-Resolutions (digest §2.7 and §5.13–14):
+Resolutions (USLP as described in Tang et al. 2024, §5; the paper is silent on known arms and on degenerate LP
+solutions):
 
 * ``m = ⌊N/K0⌋`` by default (``divide_by="unknown-arms"``): known arms need no pulls, so this is the
   fairer baseline when ``K0 < K``; ``divide_by="all-arms"`` gives the paper's literal ``⌊N/K⌋``. The two

@@ -1,9 +1,14 @@
-"""Fast, exact simulation of IISE-family policies (IISE, IISE-γ, MFE) for the paper reproductions.
+"""Exact block runner for IISE-family policies (IISE, IISE-γ, MFE): many rounds per step, same distribution.
 
-Poiani et al. (2022)'s Table 1 needs phases of 10³–10⁹ rounds (Synthetic A has K = 2000 arms; MFE on
-Yahtzee spends 1.6·10⁹ rounds before its last phases). Driving those through ``ask_batch``/``tell_batch``
-costs microseconds per pull. This runner keeps the *policy's* decisions and only changes how samples
-reach it, through :meth:`mf_sched.policies.iise.IISE.record_rounds`:
+:func:`mf_sched.simulate.run_policy` drives a policy one ``ask_batch``/``tell_batch`` round at a time, which
+costs microseconds per pull. The phases of IISE (Poiani, Metelli & Restelli, 2022, §4, Algorithm 1) last
+10³–10⁹ rounds on the instances of their Table 1 (Synthetic A has K = 2000 arms; MFE on Yahtzee spends
+about 1.6·10⁹ rounds before its last phases). This runner keeps every *decision* with the policy and only
+changes how samples reach it, through the policy's public batch hooks — :meth:`IISE.record_rounds` (record
+``n`` whole rounds of the active arms at once), :meth:`IISE.round_thresholds` and
+:meth:`IISE.epsilon_stop_fires` (the policy's own elimination and ε-stop tests for a vector of round
+counts), :meth:`IISE.rounds_left_in_phase`, and the read-only properties ``active_arms``, ``phase``,
+``rounds_in_phase`` and ``phase_sums``:
 
 1. **Exact blocks.** At a round boundary it draws the next ``n`` rounds' samples of the active arms at
    once (``Instance.sample``, vectorised), computes the running per-phase means after every round and
@@ -27,8 +32,8 @@ reach it, through :meth:`mf_sched.policies.iise.IISE.record_rounds`:
    decisions, cost and answer follow the exact distribution up to a total-variation error ≤ ``tol``
    per skip; the bound actually used is reported (``tv_bound``). Only the *diagnostic* per-(arm,
    fidelity) sums of a skipped phase are drawn from their exact law (Gaussian, Bernoulli) or, for the
-   truncated Gaussian, from a moment-matched normal. This replaces the authors' "options" shortcut,
-   which skipped phases in which no *true* gap exceeds 2ξ_m without bounding the noise.
+   truncated Gaussian, from a moment-matched normal. This replaces the "options" shortcut of the authors'
+   released code, which skips phases in which no *true* gap exceeds 2ξ_m without bounding the noise.
 
 ``run_iise_fast(policy, instance, seed)`` returns the same :class:`mf_sched.simulate.RunResult` as
 :func:`mf_sched.simulate.run_policy` (it finishes the run through ``run_policy`` once the policy is done).
