@@ -53,7 +53,7 @@ lint: $(VENV)/.installed-test-$(TEST_EXTRAS)
 
 ## bench: per-pull overhead benchmark (prints a table, writes benchmarks/results/overhead.json)
 bench: $(VENV)/.installed-test-$(TEST_EXTRAS)
-	$(BIN)/python benchmarks/overhead.py
+	$(BIN)/python -m benchmarks.overhead
 
 ## docs: the manual (docs/*.md + API pages from the docstrings) into build/site; any warning fails the build
 docs: $(VENV)/.installed-docs-$(DOCS_EXTRAS)
