@@ -21,7 +21,8 @@ Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``t
   class trainable); otherwise it simply continues — function trainables without checkpoints get the
   asynchronous behaviour automatically. ``IISEScheduler(rule="iise")`` is the synchronous IISE variant: all
   live trials pause at each rung, then IISE's symmetric rule (``2ζ(m)``) decides simultaneously (needs a
-  ladder with ζ and checkpointing trainables).
+  ladder with ζ and checkpointing trainables: a result at a rung without a checkpoint raises ``RuntimeError``
+  at the pause, before any epoch is re-run).
 * :class:`AsyncIISEScheduler` — racing that never pauses (stop or continue, like ASHA).
 * :class:`RungScheduler` — the general class behind both.
 
@@ -33,10 +34,12 @@ to 0.01 for [0, 1] metrics and 1% of the values otherwise; metric and mode come 
 ``tune.run`` (``set_search_properties``).
 
 Failures: a failed trial is no longer waited for (a retried one, ``FailureConfig(max_failures=k)``, is re-added
-with the same id and raced again); a trial whose metric is NaN at a rung is stopped and listed as uncovered.
-:meth:`RungScheduler.choose_trial_to_run` has no side effects (Ray may call it repeatedly) and never leaves every
-trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add :class:`SchedulerStateCallback`
-to ``RunConfig(callbacks=[...])``.
+with the same id and raced again); a trial whose metric is NaN at a rung is stopped. A trial that errored, diverged
+or ended below the top rung without being stopped by the rule is *lost*: listed as uncovered in the certificate,
+whose ε then covers the other trials. :meth:`RungScheduler.choose_trial_to_run` has no side effects (Ray may call it
+repeatedly) and never leaves every trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add
+:class:`SchedulerStateCallback` to ``RunConfig(callbacks=[...])``; :func:`load_certificate` reads the certificate
+back from the experiment directory (JSON, nothing unpickled).
 """
 
 from __future__ import annotations
