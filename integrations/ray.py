@@ -733,7 +733,7 @@ class AsyncIISEScheduler(RungScheduler):
 
 STATE_FILE = "mf_sched-scheduler-state.json"
 _STATE_FORMAT = "mf_sched.ray.SchedulerState/1"
-_MAX_STATE_BYTES = 512 * 2**20  # a state file larger than this is refused (a K = 10⁶ experiment is ~100 MB)
+_MAX_STATE_BYTES = 512 * 2**20  # load_certificate refuses larger files (a guard against reading an arbitrary file)
 
 
 class SchedulerStateCallback(tune.Callback):
