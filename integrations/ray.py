@@ -21,7 +21,8 @@ Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``t
   class trainable); otherwise it simply continues — function trainables without checkpoints get the
   asynchronous behaviour automatically. ``IISEScheduler(rule="iise")`` is the synchronous IISE variant: all
   live trials pause at each rung, then IISE's symmetric rule (``2ζ(m)``) decides simultaneously (needs a
-  ladder with ζ and checkpointing trainables).
+  ladder with ζ and checkpointing trainables: a result at a rung without a checkpoint raises ``RuntimeError``
+  at the pause, before any epoch is re-run).
 * :class:`AsyncIISEScheduler` — racing that never pauses (stop or continue, like ASHA).
 * :class:`RungScheduler` — the general class behind both.
 
@@ -33,10 +34,12 @@ to 0.01 for [0, 1] metrics and 1% of the values otherwise; metric and mode come 
 ``tune.run`` (``set_search_properties``).
 
 Failures: a failed trial is no longer waited for (a retried one, ``FailureConfig(max_failures=k)``, is re-added
-with the same id and raced again); a trial whose metric is NaN at a rung is stopped and listed as uncovered.
-:meth:`RungScheduler.choose_trial_to_run` has no side effects (Ray may call it repeatedly) and never leaves every
-trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add :class:`SchedulerStateCallback`
-to ``RunConfig(callbacks=[...])``.
+with the same id and raced again); a trial whose metric is NaN at a rung is stopped. A trial that errored, diverged
+or ended below the top rung without being stopped by the rule is *lost*: listed as uncovered in the certificate,
+whose ε then covers the other trials. :meth:`RungScheduler.choose_trial_to_run` has no side effects (Ray may call it
+repeatedly) and never leaves every trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add
+:class:`SchedulerStateCallback` to ``RunConfig(callbacks=[...])``; :func:`load_certificate` reads the certificate
+back from the experiment directory (JSON, nothing unpickled).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import csv
 import heapq
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +57,7 @@ from ray import tune
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
+from mf_sched._serialize import StateFormatError, encode
 from mf_sched.ladder import FidelityLadder
 from mf_sched.rungs import RULES, RungCertificate, RungEliminator
 
@@ -67,10 +72,23 @@ from ._common import (
     resolve_ladder,
 )
 
-__all__ = ["RungScheduler", "IISEScheduler", "AsyncIISEScheduler", "SchedulerStateCallback", "curves_from_results"]
+__all__ = [
+    "RungScheduler",
+    "IISEScheduler",
+    "AsyncIISEScheduler",
+    "SchedulerStateCallback",
+    "STATE_FILE",
+    "load_certificate",
+    "curves_from_results",
+]
 
 _SHOULD_CHECKPOINT = "should_checkpoint"  # ray.tune.result.SHOULD_CHECKPOINT: the result carries a checkpoint
 _LIVE = (Trial.PENDING, Trial.RUNNING, Trial.PAUSED)
+_NEEDS_CHECKPOINT = (
+    "Report a checkpoint with every tune.report(..., checkpoint=...) and restore it from tune.get_checkpoint() "
+    "(class trainables do this by themselves), or use the default IISEScheduler() (racing), which pauses only "
+    "trials that have a checkpoint, or AsyncIISEScheduler(ladder, rule='iise'), which never pauses."
+)
 
 
 def _is_class_trainable(trial: Trial) -> bool:
@@ -213,6 +231,8 @@ class RungScheduler(FIFOScheduler):
             for t, v in pts:
                 self._record(tid, t, v)
         self._pending_curves.clear()
+        # trials that left before the rungs were known (failed, removed) are not waited for
+        self.engine.mark_lost_many([t for t in self._order if t not in self._live and t not in self._unstarted])
 
     def _ensure_ladder(self, trial: Trial | None = None, result: dict[str, Any] | None = None) -> bool:
         """Build the ladder and engine once the maximum resource is known (from the trial's stopping criterion,
@@ -336,7 +356,7 @@ class RungScheduler(FIFOScheduler):
             self._forget(tid)  # already eliminated (e.g. restarted by Tuner.restore from an older snapshot)
             return TrialScheduler.STOP
         if self.rule == "iise":
-            return self._iise_result(tune_controller, trial, t, v)
+            return self._iise_result(tune_controller, trial, t, v, result)
         if eng is None:
             self._pending_curves.setdefault(tid, []).append((t, v))
             self._last[tid] = (t, v)
@@ -349,10 +369,7 @@ class RungScheduler(FIFOScheduler):
             self._last[tid] = (t, v)
             return TrialScheduler.CONTINUE  # between rungs
         if not math.isfinite(v):
-            self._last[tid] = (t, v)
-            eng.register(tid)
-            eng.mark_lost(tid)  # a diverged run (NaN/inf) is no evidence: it is stopped, listed as uncovered
-            self._forget(tid)
+            self._diverged(tid, t, v)
             return TrialScheduler.STOP
         self._record(tid, t, v)
         if rung == self.ladder.top:  # type: ignore[union-attr]
@@ -367,6 +384,15 @@ class RungScheduler(FIFOScheduler):
             heapq.heappush(self._heap, (-eng.priority(tid), self._arrival(tid), tid))
             return TrialScheduler.PAUSE
         return TrialScheduler.CONTINUE
+
+    def _diverged(self, tid: str, t: float, v: float) -> None:
+        """A diverged run (NaN/inf at a rung) is no evidence: it is stopped and listed as uncovered."""
+        eng = self.engine
+        assert eng is not None
+        self._last[tid] = (t, v)
+        eng.register(tid)
+        eng.mark_lost(tid)
+        self._forget(tid)
 
     def _can_pause(self, trial: Trial, result: dict[str, Any]) -> bool:
         return bool(result.get(_SHOULD_CHECKPOINT)) or _is_class_trainable(trial)
@@ -415,21 +441,25 @@ class RungScheduler(FIFOScheduler):
                 rung = self._rung_of(t)
                 if rung is not None and rung > self.engine.reached(tid):
                     self._record(tid, t, v)
-        self._drop(tune_controller, trial, lost=False)
+        self._drop(tune_controller, trial)  # ended below the top rung, not stopped: uncovered
         self._eliminate(tune_controller)
 
     def on_trial_remove(self, tune_controller: Any, trial: Trial) -> None:
-        self._drop(tune_controller, trial, lost=False)
+        self._drop(tune_controller, trial)
 
     def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
-        self._drop(tune_controller, trial, lost=True)
+        self._drop(tune_controller, trial)
 
-    def _drop(self, tune_controller: Any, trial: Trial, lost: bool) -> None:
+    def _drop(self, tune_controller: Any, trial: Trial) -> None:
+        """The trial left (complete, removed or failed): no longer waited for. A run the rule neither stopped
+        nor saw reach the top rung is marked lost — uncovered in the certificate — rather than left running,
+        which would keep ε undefined after the experiment ended (a crash, a trainable that returned early, a
+        trial Ray stopped); a retried trial is revived by :meth:`on_trial_add`."""
         tid = trial.trial_id
         if self._processing:
             return
         self._forget(tid)
-        if lost and self.engine is not None and tid in self.engine:
+        if self.engine is not None and tid in self.engine:
             self.engine.mark_lost(tid)
         if self.rule == "iise":
             self._release(tune_controller)
@@ -513,7 +543,7 @@ class RungScheduler(FIFOScheduler):
         return head + ("\n" + self.engine.describe() if self.engine is not None else " — rungs not known yet")
 
     # ------------------------------------------------------------------ the synchronous IISE variant
-    def _iise_result(self, tune_controller: Any, trial: Trial, t: float, v: float) -> str:
+    def _iise_result(self, tune_controller: Any, trial: Trial, t: float, v: float, result: dict[str, Any]) -> str:
         tid = trial.trial_id
         eng = self.engine
         assert eng is not None
@@ -524,10 +554,7 @@ class RungScheduler(FIFOScheduler):
             if t <= at + 1e-9:
                 raise RuntimeError(
                     f"trial {tid} was paused at {self.time_attr} = {at:g} and resumed at {t:g}: it restarted "
-                    "without a checkpoint and would re-run epochs. Report a checkpoint with every "
-                    "tune.report(..., checkpoint=...) and restore it from tune.get_checkpoint() (class "
-                    "trainables do this by themselves), or use the default IISEScheduler() (racing), which "
-                    "pauses only trials that have a checkpoint."
+                    f"without a checkpoint and would re-run epochs. {_NEEDS_CHECKPOINT}"
                 )
         rung = self._rung_of(t)
         reached = eng.reached(tid) if tid in eng else -1
@@ -535,8 +562,9 @@ class RungScheduler(FIFOScheduler):
             self._last[tid] = (t, v)
             return TrialScheduler.CONTINUE
         if not math.isfinite(v):
-            self._last[tid] = (t, v)
-            return TrialScheduler.CONTINUE  # no evidence either way
+            self._diverged(tid, t, v)
+            self._release(tune_controller)  # the rung no longer waits for it
+            return TrialScheduler.STOP
         self._record(tid, t, v)
         if rung == self.ladder.top:  # type: ignore[union-attr]
             self._live.discard(tid)
@@ -553,6 +581,13 @@ class RungScheduler(FIFOScheduler):
                 self._live.discard(tid)
                 return TrialScheduler.STOP
             return TrialScheduler.CONTINUE
+        if not self._can_pause(trial, result):
+            # pausing it would restart it from scratch: refuse now, before any epoch is re-run
+            raise RuntimeError(
+                f"synchronous IISE pauses every trial at each rung, but trial {tid} reported rung {rung} "
+                f"({self.time_attr} = {t:g}) without a checkpoint: resumed, it would restart from scratch and "
+                f"re-run epochs. {_NEEDS_CHECKPOINT}"
+            )
         self._paused[tid] = rung
         return TrialScheduler.PAUSE
 
@@ -696,18 +731,112 @@ class AsyncIISEScheduler(RungScheduler):
         super().__init__(ladder, **kwargs)
 
 
+STATE_FILE = "mf_sched-scheduler-state.json"
+_STATE_FORMAT = "mf_sched.ray.SchedulerState/1"
+_MAX_STATE_BYTES = 512 * 2**20  # load_certificate refuses larger files (a guard against reading an arbitrary file)
+
+
 class SchedulerStateCallback(tune.Callback):
     """Saves a :class:`RungScheduler`'s state with every experiment checkpoint and restores it on
-    ``Tuner.restore`` (Ray keeps no scheduler state of its own). Add it to ``RunConfig(callbacks=[...])``."""
+    ``Tuner.restore`` (Ray keeps no scheduler state of its own). Add it to ``RunConfig(callbacks=[...])``.
+
+    Ray stores callback state with ``cloudpickle`` (``callback-states-*.pkl`` in the experiment directory) and
+    reads it back on ``Tuner.restore``. So that the state can be read without unpickling anything, the callback
+    also writes it as validated JSON, :data:`STATE_FILE`, into the driver's staging copy of the experiment
+    directory at every experiment checkpoint; Ray syncs ``*.json`` files there to the experiment directory
+    (local or remote storage). :func:`load_certificate` reads it.
+
+    Example:
+        >>> from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback
+        >>> sched = IISEScheduler(metric="acc", mode="max", max_t=9)
+        >>> callback = SchedulerStateCallback(sched)  # tune.RunConfig(callbacks=[callback])
+        >>> sorted(callback.get_state())[:3]
+        ['configs', 'engine', 'last']
+    """
 
     def __init__(self, scheduler: RungScheduler) -> None:
+        if not isinstance(scheduler, RungScheduler):
+            raise TypeError(f"scheduler = {scheduler!r} is not a RungScheduler (IISEScheduler, AsyncIISEScheduler)")
         self.scheduler = scheduler
+        self._staging: str | None = None  # the driver's staging copy of the experiment directory
+
+    def on_step_begin(self, iteration: int, trials: list[Trial], **info: Any) -> None:
+        if self._staging is None and trials:
+            # Trial.storage (a Ray StorageContext) knows the driver staging directory that Ray syncs to the
+            # experiment directory; there is no public accessor on the driver.
+            path = getattr(getattr(trials[0], "storage", None), "experiment_driver_staging_path", None)
+            self._staging = path if isinstance(path, str) else None
 
     def get_state(self) -> dict[str, Any] | None:
-        return self.scheduler.get_state()
+        state = self.scheduler.get_state()
+        if self._staging is not None:
+            self.write_state(self._staging, state)
+        return state
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.scheduler.set_state(state)
+
+    def write_state(self, directory: str | Path, state: dict[str, Any] | None = None) -> Path:
+        """Write the scheduler's state (or ``state``) as :data:`STATE_FILE` in ``directory``, atomically
+        (a temporary file, then a rename). Returns the file's path."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "format": _STATE_FORMAT,
+            "scheduler": type(self.scheduler).__name__,
+            "state": encode(self.scheduler.get_state() if state is None else state),
+        }
+        path = d / STATE_FILE
+        tmp = d / f".{STATE_FILE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(doc, allow_nan=False))
+        os.replace(tmp, path)
+        return path
+
+
+def load_certificate(path: str | Path) -> RungCertificate | None:
+    """The certificate of a Tune experiment run with :class:`SchedulerStateCallback`, read from its experiment
+    directory (``storage_path/name``; or the :data:`STATE_FILE` itself) — after ``fit()``, or after
+    ``Tuner.restore(...).fit()``, without the scheduler object. Its ``key`` is a ``trial_id``
+    (``Result.metrics["trial_id"]`` in the ``ResultGrid``). None when the state was saved before the rungs were
+    known.
+
+    The file is JSON, validated field by field (:meth:`mf_sched.rungs.RungEliminator.from_state_dict`); nothing
+    is unpickled. Raises ``FileNotFoundError`` when there is no state file and
+    :class:`~mf_sched._serialize.StateFormatError` (a ``ValueError``) when it is malformed.
+
+    Example:
+        >>> import tempfile
+        >>> from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback, load_certificate
+        >>> sched = IISEScheduler(metric="acc", mode="max", max_t=9)
+        >>> d = tempfile.mkdtemp()
+        >>> _ = SchedulerStateCallback(sched).write_state(d)  # what the callback does at each checkpoint
+        >>> load_certificate(d).key is None  # no trial reached the top rung yet
+        True
+    """
+    p = Path(path)
+    file = p / STATE_FILE if p.is_dir() else p
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"path = {str(p)!r} holds no {STATE_FILE}: pass the experiment directory of a run that had "
+            "SchedulerStateCallback(scheduler) in RunConfig(callbacks=[...])"
+        )
+    if file.stat().st_size > _MAX_STATE_BYTES:
+        raise StateFormatError(f"{file} is larger than {_MAX_STATE_BYTES} bytes: not a scheduler state file")
+    try:
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise StateFormatError(f"{file} is not valid JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != _STATE_FORMAT:
+        raise StateFormatError(f"{file} is not a scheduler state (format {_STATE_FORMAT!r} expected)")
+    state = doc.get("state")
+    if not isinstance(state, dict) or "engine" not in state:
+        raise StateFormatError(f"{file}: 'state' must be a mapping with the key 'engine'")
+    if state["engine"] is None:
+        return None
+    try:
+        return RungEliminator.from_state_dict(state["engine"]).certificate()
+    except (KeyError, TypeError, ValueError) as e:  # StateFormatError is a ValueError
+        raise StateFormatError(f"{file}: {e}") from None
 
 
 def curves_from_results(

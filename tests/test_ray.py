@@ -25,6 +25,7 @@ from mf_sched.rungs import RungEliminator  # noqa: E402
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
 QUALITY = {0: 0.9, 1: 0.85, 2: 0.5, 3: 0.3, 4: 0.88, 5: 0.1}
+CKPT = {"should_checkpoint": True}  # the result carries a checkpoint (tune.report(..., checkpoint=...))
 
 
 def curve(q: float, epoch: int) -> float:
@@ -63,10 +64,10 @@ def drive(sched: RungScheduler, n: int = 6) -> tuple[dict[str, int], list[str]]:
                 continue
             epochs[t.trial_id] += 1
             e = epochs[t.trial_id]
-            act = sched.on_trial_result(ctl, t, {"training_iteration": e, "acc": curve(t.config["q"], e)})
+            act = sched.on_trial_result(ctl, t, {"training_iteration": e, "acc": curve(t.config["q"], e), **CKPT})
             if act == TrialScheduler.STOP:
                 t.set_status(Trial.TERMINATED)
-                sched.on_trial_complete(ctl, t, {"training_iteration": e, "acc": curve(t.config["q"], e)})
+                sched.on_trial_complete(ctl, t, {"training_iteration": e, "acc": curve(t.config["q"], e), **CKPT})
             elif act == TrialScheduler.PAUSE:
                 t.set_status(Trial.PAUSED)
         nxt = sched.choose_trial_to_run(ctl)
@@ -112,9 +113,9 @@ def test_errors_unblock_a_rung_and_retries_are_waited_for() -> None:
     for t in trials:
         sched.on_trial_add(ctl, t)
         t.set_status(Trial.RUNNING)
-    assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9}) == TrialScheduler.PAUSE
+    assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT}) == TrialScheduler.PAUSE
     trials[0].set_status(Trial.PAUSED)
-    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.1}) == TrialScheduler.PAUSE
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.1, **CKPT}) == TrialScheduler.PAUSE
     trials[1].set_status(Trial.PAUSED)
     sched.on_trial_error(ctl, trials[2])  # the rung no longer waits for the failed trial
     trials[2].set_status(Trial.ERROR)
@@ -133,13 +134,15 @@ def test_a_released_trial_waits_again_at_its_next_rung() -> None:
     for t in trials:
         sched.on_trial_add(ctl, t)
         t.set_status(Trial.RUNNING)
-    assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.72}) == TrialScheduler.PAUSE
+    assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.72, **CKPT}) == TrialScheduler.PAUSE
     trials[0].set_status(Trial.PAUSED)
-    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.70}) == TrialScheduler.CONTINUE
+    assert (
+        sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.70, **CKPT}) == TrialScheduler.CONTINUE
+    )
     assert sched.choose_trial_to_run(ctl) is trials[0]  # released after the rung-0 decision
     trials[0].set_status(Trial.RUNNING)
     for e in (2, 3):
-        act = sched.on_trial_result(ctl, trials[0], {"training_iteration": e, "acc": 0.8})
+        act = sched.on_trial_result(ctl, trials[0], {"training_iteration": e, "acc": 0.8, **CKPT})
     assert act == TrialScheduler.PAUSE  # rung 1: waits for trial 1
     trials[0].set_status(Trial.PAUSED)
     assert sched.choose_trial_to_run(ctl) is None  # not released again before the rung-1 decision
@@ -152,11 +155,61 @@ def test_resuming_without_checkpoint_is_refused() -> None:
     ctl = Controller(trials)
     for t in trials:
         sched.on_trial_add(ctl, t)
-    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})
+    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
     trials[0].set_status(Trial.PAUSED)
-    sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.89})
+    sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.89, **CKPT})
     with pytest.raises(RuntimeError, match="restarted without a checkpoint"):
-        sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})
+        sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
+
+
+def test_pausing_without_checkpoint_is_refused_before_any_epoch_is_rerun() -> None:
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
+    trials = [stub(0), stub(1)]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+    with pytest.raises(RuntimeError, match="trial t0 reported rung 0 .* without a checkpoint"):
+        sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})  # would have paused
+    # the last trial at a rung is not paused (the rung is decided at once): no checkpoint needed
+    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
+    sched.on_trial_add(ctl, trials[0])
+    assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9}) == TrialScheduler.CONTINUE
+
+
+@pytest.mark.parametrize("rule", ["iise", "race"])
+def test_nan_and_early_ends_are_uncovered_and_not_waited_for(rule: str) -> None:
+    """A NaN at a rung stops the trial (lost: uncovered); a trial that ends below the top rung without being
+    stopped by the rule (a trainable that returned early) is lost too, so the certificate gets an ε."""
+    kw = dict(rule="iise", sigma=0.01) if rule == "iise" else {}
+    sched = IISEScheduler(LADDER, metric="acc", mode="max", **kw)
+    trials = [stub(0), stub(1), stub(4)]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+        t.set_status(Trial.RUNNING)
+    nan = {"training_iteration": 1, "acc": float("nan"), **CKPT}
+    assert sched.on_trial_result(ctl, trials[1], nan) == TrialScheduler.STOP
+    trials[1].set_status(Trial.TERMINATED)
+    sched.on_trial_complete(ctl, trials[1], nan)
+    if sched.on_trial_result(ctl, trials[2], {"training_iteration": 1, "acc": 0.8, **CKPT}) == TrialScheduler.PAUSE:
+        trials[2].set_status(Trial.PAUSED)  # iise: rung 0 waits for t0 only, not for the NaN trial
+        assert sched.choose_trial_to_run(ctl) is None
+        sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": curve(0.9, 1), **CKPT})
+        assert sched.choose_trial_to_run(ctl) is trials[2]  # released by the rung-0 decision
+        trials[2].set_status(Trial.RUNNING)
+    # t4 returns after epoch 2, between rungs 0 and 1
+    assert sched.on_trial_result(ctl, trials[2], {"training_iteration": 2, "acc": 0.8, **CKPT}) == "CONTINUE"
+    trials[2].set_status(Trial.TERMINATED)
+    sched.on_trial_complete(ctl, trials[2], {"training_iteration": 2, "acc": 0.8, **CKPT})
+    for e in range(1, 10):
+        act = sched.on_trial_result(ctl, trials[0], {"training_iteration": e, "acc": curve(0.9, e), **CKPT})
+    assert act == TrialScheduler.STOP
+    trials[0].set_status(Trial.TERMINATED)
+    sched.on_trial_complete(ctl, trials[0], {"training_iteration": 9, "acc": curve(0.9, 9), **CKPT})
+    cert = sched.certificate()
+    assert sched.engine.status("t1") == "lost" and sched.engine.status("t4") == "lost"
+    assert set(cert.uncovered) == {"t1", "t4"} and cert.key == "t0"
+    assert cert.counts["running"] == 0 and cert.epsilon is not None and not cert.identified
 
 
 def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -> None:
@@ -165,13 +218,13 @@ def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -
     ctl = Controller(trials)
     for t in trials:
         sched.on_trial_add(ctl, t)
-    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})
+    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
     trials[0].set_status(Trial.PAUSED)
-    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.05}) == TrialScheduler.STOP
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.05, **CKPT}) == TrialScheduler.STOP
     # Tuner.restore from an older snapshot: Ray restarts the eliminated trial
     trials[1].set_status(Trial.RUNNING)
     sched.on_trial_add(ctl, trials[1])
-    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 2, "acc": 0.06}) == TrialScheduler.STOP
+    assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 2, "acc": 0.06, **CKPT}) == TrialScheduler.STOP
     trials[1].set_status(Trial.PAUSED)  # or paused by Ray: it must not stay paused
     assert sched.choose_trial_to_run(ctl) is trials[0]  # the released survivor; no side effect on the others
     assert sched.choose_trial_to_run(ctl) is trials[0] and trials[1].status == Trial.PAUSED
@@ -186,7 +239,7 @@ def test_never_all_paused() -> None:
     ctl = Controller(trials)
     for t in trials:
         sched.on_trial_add(ctl, t)
-    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})
+    sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
     trials[0].set_status(Trial.PAUSED)
     trials[1].set_status(Trial.TERMINATED)  # vanished without a callback
     assert sched.choose_trial_to_run(ctl) is trials[0]
@@ -209,7 +262,9 @@ def test_state_round_trip_and_bad_arguments() -> None:
     with pytest.raises(ValueError, match="mode = 'best' is unknown"):
         IISEScheduler(LADDER, mode="best")
     with pytest.raises(ValueError, match="needs metric and mode"):
-        IISEScheduler(LADDER, rule="iise").on_trial_result(MagicMock(), stub(0), {"training_iteration": 1, "acc": 1})
+        IISEScheduler(LADDER, rule="iise").on_trial_result(
+            MagicMock(), stub(0), {"training_iteration": 1, "acc": 1, **CKPT}
+        )
     assert IISEScheduler(LADDER, rule="iise", metric="a", mode="max").set_search_properties("b", "max") is False
 
 

@@ -176,19 +176,40 @@ def test_losses_get_the_relative_prior() -> None:
 
 # ------------------------------------------------------------------------------ end to end, zero arguments
 def replay_trainable(config: dict) -> None:
+    """One epoch per report, logged as "q epoch" to config["log"]; resumes from its checkpoint. Faults on the
+    configuration whose q is config["crash"] (raises at the start of epoch 1, before logging it: once if
+    config["flag"] names a file, which it then creates, else always) or config["nan"] (reports NaN);
+    config["checkpoint"] = False reports no checkpoint."""
     import json
     import tempfile
 
+    q = config["q"]
     start = 0
     ckpt = tune.get_checkpoint()
     if ckpt is not None:
         with ckpt.as_directory() as d:
             start = json.loads((Path(d) / "s.json").read_text())["epoch"]
     for epoch in range(start + 1, config["max_t"] + 1):
-        Path(config["log"]).open("a").write(f"{config['q']} {epoch}\n")
+        if q == config.get("crash") and epoch == 1:
+            flag = config.get("flag")
+            if flag is None or not Path(flag).exists():
+                if flag is not None:
+                    Path(flag).write_text("crashed once")
+                raise RuntimeError(f"simulated crash of q = {q}")
+        Path(config["log"]).open("a").write(f"{q} {epoch}\n")
+        acc = float("nan") if q == config.get("nan") else curve(q, epoch)
+        if not config.get("checkpoint", True):
+            tune.report({"acc": acc})
+            continue
         with tempfile.TemporaryDirectory() as d:
             (Path(d) / "s.json").write_text(json.dumps({"epoch": epoch}))
-            tune.report({"acc": curve(config["q"], epoch)}, checkpoint=tune.Checkpoint.from_directory(d))
+            tune.report({"acc": acc}, checkpoint=tune.Checkpoint.from_directory(d))
+
+
+def epochs_trained(log: Path) -> list[tuple[float, int]]:
+    """The (q, epoch) pairs replay_trainable logged, in order."""
+    words = log.read_text().split() if log.exists() else []
+    return [(float(q), int(e)) for q, e in zip(words[::2], words[1::2])]
 
 
 @pytest.mark.parametrize("api", ["tuner", "tune.run"])
@@ -211,8 +232,7 @@ def test_zero_argument_scheduler_end_to_end(ray_session, tmp_path: Path, api: st
         )  # fmt: skip
         best = analysis.best_config["q"]
     assert best == 0.9 and sched.best_config()["q"] == 0.9
-    lines = log.read_text().split()
-    pairs = list(zip(lines[::2], lines[1::2]))
+    pairs = epochs_trained(log)
     assert len(pairs) == len(set(pairs))  # no epoch run twice
     assert len(pairs) < 0.8 * 6 * 9
     assert sched.certificate().counts["stopped"] >= 2

@@ -222,8 +222,9 @@ def test_iise_schedulers_follow_the_elimination_rule() -> None:
     assert res.epochs.tolist() == [9, 9, 1, 1] and sum(t.pauses for t in res.trials) == 0
 
 
-def test_iise_refuses_a_resume_without_checkpoint_like_tuner_fit() -> None:
-    with pytest.raises(RuntimeError, match="restarted without a checkpoint"):
+def test_iise_refuses_a_pause_without_checkpoint_like_tuner_fit() -> None:
+    # at the first pause, before a resume would restart the trial from scratch
+    with pytest.raises(RuntimeError, match="reported rung 0 .* without a checkpoint"):
         simulate(IISEScheduler(LADDER, sigma=1e-4, **IISE), flat([0.9, 0.85, 0.45, 0.3], 9), checkpoint=False)
 
 
