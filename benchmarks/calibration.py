@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from mf_sched._progress import Progress
-from mf_sched.calibration import calibrate
-from mf_sched.datasets import LCBenchSurrogate, load_algoperf, load_deepobs, load_taskset
+from mf_sched.curves.calibration import calibrate
+from mf_sched.curves.datasets import LCBenchSurrogate, load_algoperf, load_deepobs, load_taskset
 
 FRACTIONS = [0.1, 0.25, 0.5, 0.75, 1.0]
 IMAGENET = [

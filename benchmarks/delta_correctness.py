@@ -26,8 +26,8 @@ pull cap (``--max-pulls``; LUCB with EXPLORE-A/B may never stop) has no answer t
 
 **Budget.** A cell gets ``--runs`` runs (default 1,000), in chunks, until its time (``--cell-time`` CPU
 seconds, measured in the workers) is spent; cells that got fewer runs are listed. The IISE family uses the
-exact block runner (:mod:`mf_sched.iise_runner`); the others :func:`mf_sched.simulate.run_policy` with whole rounds per
-step. Published instances with K ≥ 1,000 run only with the IISE family (one run of the others takes minutes
+exact block runner (:mod:`mf_sched.sim.iise_runner`); the others :func:`mf_sched.sim.simulate.run_policy` with whole
+rounds per step. Published instances with K ≥ 1,000 run only with the IISE family (one run of the others takes minutes
 to hours there) — a note says so.
 
 Prints a summary table, writes JSON (every cell) and a PNG plot (error-rate upper bounds against δ; cost
@@ -58,11 +58,11 @@ from scipy import stats
 from mf_sched import FidelityLadder, Instance, get_policy, list_policies, load_instance
 from mf_sched._parallel import process_pool
 from mf_sched._progress import Progress
-from mf_sched.datasets import data_root
-from mf_sched.iise_runner import run_iise_fast
+from mf_sched.curves.datasets import data_root
 from mf_sched.policies.iise import IISE
 from mf_sched.registry import build_policy
-from mf_sched.simulate import run_policy
+from mf_sched.sim.iise_runner import run_iise_fast
+from mf_sched.sim.simulate import run_policy
 
 #: policies that read ζ (or γ): they are also run with ζ × 0.5 and ζ × 2
 ZETA_AWARE = (

@@ -17,7 +17,7 @@ Baselines measured in the same process, reported as ratios:
   optimiser's own cost);
 * **sklearn acquisition**: the same number of acquisition evaluations through
   ``GaussianProcessRegressor.predict(x, return_std=True)`` one point at a time (timed on 200 calls and
-  scaled), i.e. what the fast posterior path of ``mf_sched.gp`` saves.
+  scaled), i.e. what the fast posterior path of ``mf_sched.continuous.gp`` saves.
 
 Times are CPU seconds of this process (``time.process_time``) with one BLAS thread
 (``OPENBLAS_NUM_THREADS=1``): the development machine's 2 cores are shared, so wall time there mostly
@@ -45,7 +45,7 @@ from scipy.optimize import direct  # noqa: E402
 
 from mf_sched import FidelityLadder  # noqa: E402
 from mf_sched._progress import Progress  # noqa: E402
-from mf_sched.functions import get_function  # noqa: E402
+from mf_sched.continuous.functions import get_function  # noqa: E402
 from mf_sched.policies.gp_ucb import GPUCB  # noqa: E402
 from mf_sched.policies.mf_gp_ucb import MFGPUCB  # noqa: E402
 
@@ -100,7 +100,7 @@ def time_policy(kind: str, n: int, reps: int) -> dict:
     floor = time.process_time() - t0
     from sklearn.gaussian_process import GaussianProcessRegressor
 
-    from mf_sched import gp as _gp
+    from mf_sched.continuous import gp as _gp
 
     per_m = []
     for m in p._fids:

@@ -1,7 +1,7 @@
 """MFSampler / MFPruner against Optuna's samplers and pruners on LCBench learning-curve replays.
 
 Each task of LCBench (through the YAHPO surrogate, ``../shared/data``) gives a replay benchmark
-(:class:`mf_sched.replay.ReplayBenchmark`): ``K`` configurations with their learning curves at epochs
+(:class:`mf_sched.curves.replay.ReplayBenchmark`): ``K`` configurations with their learning curves at epochs
 1, 3, 9, 27, 52 (plus N(0, 0.01²) seed noise), ζ calibrated on *other* configurations of the task. A trial
 is one configuration (the categorical parameter ``arm``) trained epoch-rung by epoch-rung, reporting its
 validation accuracy at each rung step; all methods get the same budget of cumulative epochs (trials are
@@ -37,8 +37,8 @@ import optuna
 from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish
 
 from mf_sched._progress import Progress
-from mf_sched.datasets import LCBenchSurrogate
-from mf_sched.replay import ReplayBenchmark
+from mf_sched.curves.datasets import LCBenchSurrogate
+from mf_sched.curves.replay import ReplayBenchmark
 
 EPOCHS = [1, 3, 9, 27, 52]
 NOISE = 0.01

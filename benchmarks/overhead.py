@@ -20,7 +20,7 @@ and is reported as ``capped`` with the pairs it timed; a single call that hangs 
 the cap (``timeout``, POSIX only). The script never stalls on one cell.
 
 **Completion runs** (``--completion``, on by default): ``iise`` and ``lucb-explore-c`` run to completion
-(:func:`mf_sched.simulate.run_policy`, sequential, one worker) on a K = 100,000 × M = 5 Gaussian instance
+(:func:`mf_sched.sim.simulate.run_policy`, sequential, one worker) on a K = 100,000 × M = 5 Gaussian instance
 of Poiani et al. (2022)'s generator (:meth:`mf_sched.Instance.synthetic`, corrected; true means N(0, 1),
 a best-arm gap of at least 0.5, noise σ = 0.1 so that most arms need only a few samples: the run measures
 the policies' per-pull cost at scale, not a statistically hard problem), each under its own cap

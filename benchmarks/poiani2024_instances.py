@@ -2,9 +2,9 @@
 
 Instances ``../shared/data/instances/poiani2024-{4x5,5x2,mu2,mu3,lucb-nonstop}.json``, Gaussian with the
 σ given in each file, δ = 0.01. For every policy: mean cost ± 95% CI, error rate, certified rate, and the
-cost divided by the instance's lower bound — both Wang et al.'s Thm 3.1 bound (:mod:`mf_sched.bounds`) and
+cost divided by the instance's lower bound — both Wang et al.'s Thm 3.1 bound (:mod:`mf_sched.sim.bounds`) and
 the tight characteristic-time bound ``C*·log(1/δ)`` of Poiani et al. 2024 (values computed with
-:func:`mf_sched.bounds.tight_lower_bound`).
+:func:`mf_sched.sim.bounds.tight_lower_bound`).
 
 Policies: ``se``; ``iise`` as in Poiani et al. 2022 (theory radius), also on the fidelities where Assumption
 1 holds (``fidelities="hull"``; 4x5 and mu2 violate it at fidelity 2); ``iise`` with ``radius="practical"``
@@ -37,15 +37,15 @@ from typing import Any
 import numpy as np
 
 from mf_sched import run_many
-from mf_sched.iise_runner import run_many_fast
-from mf_sched.instance import load_instance
 from mf_sched.policies.iise import check_assumption1
+from mf_sched.sim.iise_runner import run_many_fast
+from mf_sched.sim.instance import load_instance
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"
 DELTA = 0.01
 INSTANCES = ("4x5", "5x2", "mu2", "mu3", "lucb-nonstop")
-#: C*(µ) of Poiani et al. 2024 (:func:`mf_sched.bounds.tight_lower_bound`): the tight lower bound is C*·log(1/δ)
+#: C*(µ) of Poiani et al. 2024 (:func:`mf_sched.sim.bounds.tight_lower_bound`): the tight lower bound is C*·log(1/δ)
 C_STAR = {"4x5": 2.0002, "5x2": 26.6491, "mu2": 3.6206, "mu3": 1.9671, "lucb-nonstop": 4000.0}
 #: what the authors' code gives (``riccardopoiani/adv-mf-bai``; δ = 0.01; mean (sd)); [DATA] = 10 runs, others 40 / 30
 AUTHORS = {

@@ -1,8 +1,8 @@
 """Build the ζ⁺ prior shipped with mf-sched (``mf_sched/data/race_prior.json``) and report its held-out coverage.
 
 ζ⁺(f) bounds how much the best of a study's configurations still improves after a fraction ``f`` of its
-training (:mod:`mf_sched.race`). It is estimated with :func:`mf_sched.calibration.calibrate_race` on every
-source of ``../shared/data`` (the data is not shipped; see ``mf_sched/datasets.py`` for where it comes from),
+training (:mod:`mf_sched.race`). It is estimated with :func:`mf_sched.curves.calibration.calibrate_race` on every
+source of ``../shared/data`` (the data is not shipped; see ``mf_sched/curves/datasets.py`` for where it comes from),
 per metric family:
 
 * ``unit`` — metrics in [0, 1] (accuracy, mAP, SSIM, error, WER), absolute form (metric units): LCBench
@@ -16,7 +16,7 @@ Tasks with fewer than 5 complete configurations are left out.
 
 Each source gives its own bound (task-mixture quantile, bootstrap over its tasks); the family's prior is the
 largest of them at every fraction, so that every source is covered. Reported per source: its tasks, ζ̂ of
-today's all-configuration calibration (:func:`mf_sched.calibration.calibrate`, which the IISE rule needs),
+today's all-configuration calibration (:func:`mf_sched.curves.calibration.calibrate`, which the IISE rule needs),
 the source's own ζ⁺, and the leave-one-task-out coverage of the family prior on that source (each task's
 draws against the prior rebuilt without it). Target: ≥ 0.95 per source.
 
@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from mf_sched._progress import Progress
-from mf_sched.calibration import calibrate
-from mf_sched.race_calibration import improvement_samples, race_bound
+from mf_sched.curves.calibration import calibrate
+from mf_sched.curves.race_calibration import improvement_samples, race_bound
 
 FRACTIONS = [0.01, 0.02, 0.04, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.67, 0.8, 1.0]
 N_ARMS = 20
@@ -65,8 +65,8 @@ MIN_CONFIGS = 5  # a task with fewer complete configurations says little about "
 
 
 def algoperf_workloads() -> list[str]:
-    from mf_sched.curves import _open_text
-    from mf_sched.datasets import _resolve
+    from mf_sched.curves.datasets import _resolve
+    from mf_sched.curves.learning_curves import _open_text
 
     names = set()
     with _open_text(_resolve("algoperf", None)) as fh:
@@ -79,7 +79,7 @@ def algoperf_workloads() -> list[str]:
 
 def sources(quick: bool) -> dict[str, tuple[str, list]]:
     """name -> (family, [LearningCurves as fractions of each run, ...])."""
-    from mf_sched.datasets import LCBenchSurrogate, load_algoperf, load_deepobs, load_taskset
+    from mf_sched.curves.datasets import LCBenchSurrogate, load_algoperf, load_deepobs, load_taskset
 
     out: dict[str, tuple[str, list]] = {}
     sur = LCBenchSurrogate()

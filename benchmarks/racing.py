@@ -2,8 +2,8 @@
 
 Every task of a source is held out in turn: ζ⁺ (the racing rule's bias bound) and, for today's IISE rule, the
 all-configuration ζ̂ are calibrated on the source's *other* tasks (leave-one-task-out,
-:func:`mf_sched.calibration.calibrate_race` / :func:`mf_sched.calibration.calibrate`), so no method sees the
-held-out task before it runs. Curves are cut at 27 epochs (TaskSet: evaluations) so that every method's rungs
+:func:`mf_sched.curves.calibration.calibrate_race` / :func:`mf_sched.curves.calibration.calibrate`), so no method
+sees the held-out task before it runs. Curves are cut at 27 epochs (TaskSet: evaluations) so that every method's rungs
 are 1, 3, 9, 27. For every (task, seed) a run draws ``K`` configurations of the task and one noisy
 learning curve per configuration (the source's curve plus N(0, 0.01²) per epoch: LCBench's surrogate and
 TaskSet have one seed, 0.01 is the seed spread DeepOBS shows); every method sees the same configurations and
@@ -55,10 +55,10 @@ import numpy as np
 from mf_sched.integrations._common import auto_resources
 
 from mf_sched._progress import Progress
-from mf_sched.calibration import calibrate
 from mf_sched.curves import LearningCurves
+from mf_sched.curves.calibration import calibrate
+from mf_sched.curves.race_calibration import best_of_k_improvements, race_bound
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race_calibration import best_of_k_improvements, race_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 NOISE = 0.01
@@ -88,7 +88,7 @@ class Source:
 
 
 def load_source(name: str, n_tasks: int | None, n_configs: int) -> Source:
-    from mf_sched.datasets import LCBenchSurrogate, load_taskset
+    from mf_sched.curves.datasets import LCBenchSurrogate, load_taskset
 
     if name == "lcbench":
         sur = LCBenchSurrogate()

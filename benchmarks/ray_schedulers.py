@@ -1,7 +1,7 @@
 """IISEScheduler / AsyncIISEScheduler against Ray Tune's FIFO, ASHA and HyperBand on LCBench replays.
 
 Each LCBench task (YAHPO surrogate, ``../shared/data``) gives ``K`` configurations with learning curves at
-epochs 1, 3, 9, 27, 52 (:class:`mf_sched.replay.ReplayBenchmark`, N(0, 0.01²) seed noise, ζ calibrated on
+epochs 1, 3, 9, 27, 52 (:class:`mf_sched.curves.replay.ReplayBenchmark`, N(0, 0.01²) seed noise, ζ calibrated on
 other configurations). A Ray trial replays one configuration epoch by epoch (the value of the last rung
 reached, 10 ms of "training" per epoch, a checkpoint at every rung so that pausing schedulers resume
 without re-running epochs). All schedulers see the same K trials on local Ray with 2 CPUs; measured per run:
@@ -75,8 +75,8 @@ def main() -> int:
     import ray
     from ray import tune
 
-    from mf_sched.datasets import LCBenchSurrogate
-    from mf_sched.replay import ReplayBenchmark
+    from mf_sched.curves.datasets import LCBenchSurrogate
+    from mf_sched.curves.replay import ReplayBenchmark
 
     n_tasks = args.tasks or (2 if args.quick else 6)
     try:

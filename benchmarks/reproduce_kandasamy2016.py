@@ -32,9 +32,9 @@ log Λ) is smaller, and the clearly bad arms are played mostly at the low fideli
 problem, the regret of both at ``n_Λ = 2·10⁴`` top-fidelity plays (``--quick``: 2·10³) averaged over seeds
 (mean ± standard error), the ratio MF-UCB/UCB, both slopes over the upper half of the log-capital range,
 the share of the plays (and of the capital) spent on arms of home fidelity ⟦k⟧ < M (Theorem 2's sets
-𝒦^(1..M−1), :func:`mf_sched.bounds.mfucb_analysis`) that went to fidelities below M, Theorem 2's predicted
+𝒦^(1..M−1), :func:`mf_sched.sim.bounds.mfucb_analysis`) that went to fidelities below M, Theorem 2's predicted
 ratio ``C_MF/C_UCB`` (constants hidden) and Theorem 4's lower-bound coefficient. Each run goes to the top
-capital once and :func:`mf_sched.simulate.regret_curve` reads the regret at every smaller capital
+capital once and :func:`mf_sched.sim.simulate.regret_curve` reads the regret at every smaller capital
 (both policies are anytime).
 
     python -m benchmarks.reproduce_kandasamy2016 --quick            # ~1–2 min
@@ -56,8 +56,8 @@ import numpy as np
 
 from benchmarks._regret import RESULTS, band, log_slope, mean_se, meta, pyplot, run_jobs, seeds, write_json
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
-from mf_sched.bounds import kandasamy_regret_lower_bound, mfucb_analysis
-from mf_sched.simulate import regret_curve
+from mf_sched.sim.bounds import kandasamy_regret_lower_bound, mfucb_analysis
+from mf_sched.sim.simulate import regret_curve
 
 N_TOP_FULL, N_TOP_QUICK = 20_000, 2_000
 PROBLEMS: dict[str, dict[str, Any]] = {

@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mf_sched._progress import Progress  # noqa: E402
-from mf_sched.functions import get_function  # noqa: E402
+from mf_sched.continuous.functions import get_function  # noqa: E402
 from mf_sched.registry import get_policy  # noqa: E402
 
 FUNCTIONS = ["currin", "park", "borehole", "hartmann3", "hartmann6"]

@@ -9,7 +9,7 @@ that reproduce the paper (§7 does not give MFE's thresholds). Each domain is al
 means; the policies keep their σ): those percentages are deterministic and checked against our recomputation.
 
 SE runs through :func:`mf_sched.run_policy` (one round per step); IISE, IISE-γ and MFE through
-:mod:`mf_sched.iise_runner` (vectorised, exact; see its docstring for the certified phase skips that
+:mod:`mf_sched.sim.iise_runner` (vectorised, exact; see its docstring for the certified phase skips that
 replace the authors' "options" shortcut on Yahtzee).
 
     python -m benchmarks.reproduce_poiani2022 --quick          # 5 runs per domain (~1 min)
@@ -38,10 +38,10 @@ import numpy as np
 
 from mf_sched import Instance, policy_for, run_policy
 from mf_sched._progress import Progress
-from mf_sched.bounds import instance_lower_bound
-from mf_sched.iise_runner import FastStats, run_iise_fast
-from mf_sched.instance import load_instance
 from mf_sched.policies.iise import check_assumption1
+from mf_sched.sim.bounds import instance_lower_bound
+from mf_sched.sim.iise_runner import FastStats, run_iise_fast
+from mf_sched.sim.instance import load_instance
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"

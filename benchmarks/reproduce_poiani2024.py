@@ -43,8 +43,8 @@ import numpy as np
 
 from mf_sched import Instance, get_policy, list_policies, load_instance, run_many
 from mf_sched._progress import Progress
-from mf_sched.bounds import cost_lower_bound, instance_tight_lower_bound, tight_lower_bound
 from mf_sched.policies.mf_grad import MFGrad
+from mf_sched.sim.bounds import cost_lower_bound, instance_tight_lower_bound, tight_lower_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "instances"

@@ -12,7 +12,7 @@ smaller one. Kandasamy et al.'s regret (Eq. 1) is reported next to it. Expected 
 ``1 − λ(1)/λ(M)`` of the slots, so MF-UCB and UCB grow linearly in Λ, while Elimination (exploit at
 fidelity 1) is sublinear once its exploration is over; under Kandasamy's regret the fidelity of a pull
 does not matter for exploitation. Wang's problem-dependent lower bound (Theorem 4.4,
-:func:`mf_sched.bounds.wang_regret_lower_bound`, KL form) is printed as ``coefficient · log Λ``.
+:func:`mf_sched.sim.bounds.wang_regret_lower_bound`, KL form) is printed as ``coefficient · log Λ``.
 
 Instances (Bernoulli; Wang et al. assume rewards in [0, 1]):
 ``wang-fig1a`` (their Table 1: K = 5, M = 3, λ = (1, 1.1, 1.2), ζ = (0.3, 0.15, 0)),
@@ -47,8 +47,8 @@ import numpy as np
 
 from benchmarks._regret import RESULTS, band, mean_se, meta, pyplot, run_jobs, seeds, write_json
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
-from mf_sched.bounds import wang_regret_lower_bound
-from mf_sched.simulate import regret_curve
+from mf_sched.sim.bounds import wang_regret_lower_bound
+from mf_sched.sim.simulate import regret_curve
 
 ANYTIME = {"mf-ucb": {"rho": 2.0}, "ucb1": {"rho": 2.0}}
 LABELS = {"mf-elimination": "Elimination", "mf-ucb": "MF-UCB", "ucb1": "UCB (fidelity M)"}

@@ -1,6 +1,6 @@
 """Time of the tight lower bound (Poiani et al. 2024): the reference cutting planes vs the decomposition.
 
-``mf-sched simulate --delta`` spends its time in :func:`mf_sched.bounds.instance_tight_lower_bound` at large K
+``mf-sched simulate --delta`` spends its time in :func:`mf_sched.sim.bounds.instance_tight_lower_bound` at large K
 (issue 19, defect 3). For random instances from Poiani et al. (2022)'s generator (corrected;
 ``Instance.synthetic``, M = 3 fidelities with costs 1, 10, 100) at each K this script solves the bound with
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from mf_sched import Instance
 from mf_sched._progress import Progress
-from mf_sched.bounds import tight_lower_bound
+from mf_sched.sim.bounds import tight_lower_bound
 
 COSTS, OFFSETS, GAMMA = [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0]
 

@@ -1172,8 +1172,8 @@ def _agreement_cases(n_synthetic: int, n_lcbench: int) -> list[dict[str, Any]]:
         cases.append({"case": f"synthetic-{seed}", "curves": curves, "seconds": seconds, "checkpoint": True,
                       "ladder": ladder, "sigma": 0.01})  # fmt: skip
     if n_lcbench:
-        from mf_sched.datasets import LCBenchSurrogate
-        from mf_sched.replay import ReplayBenchmark
+        from mf_sched.curves.datasets import LCBenchSurrogate
+        from mf_sched.curves.replay import ReplayBenchmark
 
         rungs = [1, 3, 9, 27, 52]
         sur = LCBenchSurrogate()

@@ -4,7 +4,7 @@ For each LCBench task (the YAHPO Gym surrogate in ``$MF_SCHED_DATA/lcbench``; ne
 the ``bench`` extra) we
 
 1. draw ``--configs`` random configurations and read their validation accuracy at epochs 1, 3, 9, 27, 52;
-2. build a :class:`~mf_sched.replay.ReplayBenchmark` whose arms are ``--arms`` of those configurations;
+2. build a :class:`~mf_sched.curves.replay.ReplayBenchmark` whose arms are ``--arms`` of those configurations;
    ζ̂ (0.95-quantile of |acc(epoch) − acc(52)|, 0.95 bootstrap upper bound, non-increasing envelope),
    γ̂ and λ (the surrogate's measured training time) are estimated on the *other* configurations, so the
    fraction of arms within ζ̂ is a held-out check; observations are the surrogate's value plus
@@ -38,10 +38,10 @@ import numpy as np
 
 from mf_sched import FidelityLadder
 from mf_sched._progress import Progress
-from mf_sched.datasets import LCBenchSurrogate
+from mf_sched.curves.datasets import LCBenchSurrogate
+from mf_sched.curves.replay import ReplayBenchmark
 from mf_sched.registry import build_policy
-from mf_sched.replay import ReplayBenchmark
-from mf_sched.simulate import run_policy
+from mf_sched.sim.simulate import run_policy
 
 EPOCHS = [1, 3, 9, 27, 52]
 GUESSES = {"guess-small": [0.05, 0.02, 0.01, 0.005, 0.0], "guess-large": [0.3, 0.2, 0.1, 0.05, 0.0]}

@@ -145,7 +145,7 @@ def default_sigma(values: Any) -> float:
 
 
 def coerce_race_bias(race_bias: Any, M: int) -> RaceBias | None:
-    """A user's ζ⁺ (RaceBias, mapping, list, or a :class:`~mf_sched.calibration.RaceCalibration`) or None."""
+    """A user's ζ⁺ (RaceBias, mapping, list, or a :class:`~mf_sched.curves.calibration.RaceCalibration`) or None."""
     if race_bias is None or race_bias == "auto":
         return None
     if hasattr(race_bias, "bias") and callable(race_bias.bias):  # a RaceCalibration
@@ -163,7 +163,7 @@ def auto_race_bias(ladder: FidelityLadder, values: Any, mode: str) -> RaceBias:
             warnings.warn(
                 f"the reported values fit no metric family with a ζ⁺ prior (values in [0, 1], or a non-negative "
                 f"loss with mode='min'); mode = {mode!r}: nothing will be stopped early until you pass race_bias= "
-                "(e.g. mf_sched.calibration.calibrate_race on earlier curves)",
+                "(e.g. mf_sched.curves.calibration.calibrate_race on earlier curves)",
                 stacklevel=3,
             )
         return RaceBias(upper=[math.inf] * (ladder.M - 1) + [0.0], source="none: no prior fits this metric")

@@ -1,5 +1,5 @@
 """Search spaces for MFSampler: Optuna distributions as arms (a grid or scrambled-Sobol candidates) or as an
-:class:`mf_sched.space.SearchSpace` for MF-GP-UCB."""
+:class:`mf_sched.continuous.space.SearchSpace` for MF-GP-UCB."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ def point_of(policy: Any, pull: Any) -> dict[str, Any]:
 
 
 def to_space(space: Mapping[str, BaseDistribution]) -> Any:
-    """Optuna distributions as an :class:`mf_sched.space.SearchSpace` (stepped floats become their grid)."""
-    from mf_sched.space import Categorical, Float, Int, SearchSpace
+    """Optuna distributions as an :class:`mf_sched.continuous.space.SearchSpace` (stepped floats become their grid)."""
+    from mf_sched.continuous.space import Categorical, Float, Int, SearchSpace
 
     dims = []
     for name in sorted(space):

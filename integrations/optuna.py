@@ -270,7 +270,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         delta: confidence δ. sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the
             module docstring, or the calibration's).
         race_bias: ζ⁺ for ``race`` (:class:`~mf_sched.race.RaceBias`, a list, a
-            :class:`~mf_sched.calibration.RaceCalibration`); default the shipped prior, refined by the study.
+            :class:`~mf_sched.curves.calibration.RaceCalibration`); default the shipped prior, refined by the study.
         max_resource, min_resource, reduction_factor: the inferred ladder (see the module docstring).
         max_failures: failed trials per configuration before it is dropped.
         stale_after: seconds after which a RUNNING trial counts as failed (its worker presumed dead: without
@@ -988,7 +988,7 @@ def heartbeat_storage(
 # ----------------------------------------------------------------------------------------- curves
 def curves_from_study(study: optuna.Study, *, metric_name: str = "value", merge_trials: bool = False) -> Any:
     """The study's learning curves (each trial's intermediate values) as :class:`mf_sched.curves.LearningCurves`,
-    for :func:`mf_sched.calibration.calibrate`: configuration = the trial's parameters, fidelity = step.
+    for :func:`mf_sched.curves.calibration.calibrate`: configuration = the trial's parameters, fidelity = step.
 
     Each trial is one run (a seed) of its configuration; with ``merge_trials=True`` the trials of a
     configuration are one run continued across trials (an objective that resumes the model of the previous

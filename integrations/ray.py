@@ -843,7 +843,7 @@ def curves_from_results(
     path: str | Path, *, metric: str, mode: str, fidelity: str = "training_iteration", metric_name: str | None = None
 ) -> Any:
     """The learning curves of a finished (or restored) Tune experiment directory as
-    :class:`mf_sched.curves.LearningCurves`, for :func:`mf_sched.calibration.calibrate`.
+    :class:`mf_sched.curves.LearningCurves`, for :func:`mf_sched.curves.calibration.calibrate`.
 
     Reads every trial folder's ``params.json`` (the configuration) and ``progress.csv`` (one row per
     reported result; ``fidelity`` and ``metric`` columns). Files are parsed as JSON and CSV numbers only;

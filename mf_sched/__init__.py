@@ -11,15 +11,6 @@ The core (this package) depends on numpy and scipy only; adapters live in :mod:`
 
 from __future__ import annotations
 
-from mf_sched.bounds import (
-    LowerBound,
-    TightLowerBound,
-    cost_lower_bound,
-    instance_lower_bound,
-    instance_tight_lower_bound,
-    tight_lower_bound,
-)
-from mf_sched.instance import AssumptionWarning, Instance, load_instance
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded, NoiseModel, SubGaussian
 from mf_sched.policy import (
@@ -34,7 +25,16 @@ from mf_sched.policy import (
     UnknownPullError,
 )
 from mf_sched.registry import build_policy, get_policy, list_policies, register
-from mf_sched.simulate import RunResult, Summary, policy_for, run_many, run_policy
+from mf_sched.sim.bounds import (
+    LowerBound,
+    TightLowerBound,
+    cost_lower_bound,
+    instance_lower_bound,
+    instance_tight_lower_bound,
+    tight_lower_bound,
+)
+from mf_sched.sim.instance import AssumptionWarning, Instance, load_instance
+from mf_sched.sim.simulate import RunResult, Summary, policy_for, run_many, run_policy
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """Process pools that stop cleanly on Ctrl-C.
 
 ``concurrent.futures.ProcessPoolExecutor`` waits for every submitted job when its ``with`` block is left by
-an exception, so a ``KeyboardInterrupt`` during :func:`mf_sched.simulate.run_many` used to leave the
+an exception, so a ``KeyboardInterrupt`` during :func:`mf_sched.sim.simulate.run_many` used to leave the
 workers taking the next jobs (and, on an instance where a policy never stops, never exiting).
 :func:`process_pool` starts the workers with ``SIGINT`` ignored (Ctrl-C reaches the whole process group;
 only the parent should react), and when the block is left by any exception it cancels the pending jobs

@@ -108,7 +108,7 @@ class FidelityLadder:
             if M > 1:
                 raise ValueError(
                     "zeta is required when there is more than one fidelity: give the bias bound ζ(m) of "
-                    "each level (e.g. estimated with mf_sched.calibration), with zeta[-1] = 0"
+                    "each level (e.g. estimated with mf_sched.curves.calibration), with zeta[-1] = 0"
                 )
             z: tuple[float, ...] = (0.0,)
         else:
@@ -205,7 +205,7 @@ class FidelityLadder:
         """Cost of reaching fidelity ``m`` from ``from_m`` in a resumable run: ``λ(m) − λ(from_m)``.
 
         ``from_m=None`` means starting a fresh run (cost ``λ(m)``). Used by the *resumable runs*
-        observation semantics (``semantics="resumable"`` of :func:`mf_sched.simulate.run_policy`), where an arm is a
+        observation semantics (``semantics="resumable"`` of :func:`mf_sched.sim.simulate.run_policy`), where an arm is a
         training run advancing through fidelities.
 
         >>> FidelityLadder([1, 3, 9], [0.2, 0.1, 0]).incremental_cost(2, from_m=0)

@@ -8,7 +8,7 @@ Two models:
 * :class:`SubGaussian` — ``σ``-sub-Gaussian rewards (Poiani et al. 2022 §2; Kandasamy et al. 2016 §2).
 
 The *simulated* distributions of an instance (Gaussian, Bernoulli, truncated Gaussian) live in
-:mod:`mf_sched.instance`; an instance tells which :class:`NoiseModel` its policies should assume.
+:mod:`mf_sched.sim.instance`; an instance tells which :class:`NoiseModel` its policies should assume.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ Invariants (tested):
 Cost accounting follows the papers' *independent pulls* model: every pull of fidelity ``m`` costs
 ``λ(m)`` when it is told. A given-back pull costs nothing here (the simulator may charge it). The
 *resumable runs* semantics (an arm is a training run; reaching ``m`` from ``m'`` costs
-``λ(m) − λ(m')``) is accounted by the runner and the adapters, see :mod:`mf_sched.simulate`.
+``λ(m) − λ(m')``) is accounted by the runner and the adapters, see :mod:`mf_sched.sim.simulate`.
 
 Writing a policy: subclass :class:`Policy` (or :class:`RoundPolicy` for the common "hand out a round
 of pulls, wait for all, decide" shape), implement ``_propose`` / ``_on_issue`` / ``_observe`` /
@@ -212,7 +212,7 @@ class Policy(abc.ABC):
     #: and the shared statistics (:attr:`counts`, :attr:`means`) record; the others must be finite.
     value_width: ClassVar[int] = 1
     #: False for policies that cannot be built for a generic finite-armed instance by
-    #: :func:`mf_sched.simulate.policy_for` (continuous domains, constrained mixtures); the generic
+    #: :func:`mf_sched.sim.simulate.policy_for` (continuous domains, constrained mixtures); the generic
     #: protocol tests and the demo skip them
     finite_armed: ClassVar[bool] = True
 

@@ -13,7 +13,7 @@ in the maximisation orientation (adapters negate losses, so a loss ``L`` is the 
 ``−0 = 0``). Both forms are affine in the value, so a valid optimistic bound on the best arm's final value
 from a value ``v`` observed at rung ``m`` (plus its confidence radius) is :meth:`RaceBias.optimistic`.
 
-ζ⁺ is estimated across the *tasks* of learning-curve benchmarks (:func:`mf_sched.calibration.calibrate_race`)
+ζ⁺ is estimated across the *tasks* of learning-curve benchmarks (:func:`mf_sched.curves.calibration.calibrate_race`)
 and shipped as a prior per metric family (:func:`race_prior`); the guarantee it carries is then "δ for the
 noise, plus the calibration's miscoverage over tasks" (see :mod:`mf_sched.rungs`).
 
@@ -243,7 +243,7 @@ def race_prior(family: str, fractions: Sequence[float]) -> RaceBias:
 
     The prior is tabulated on a grid of fractions (package data ``mf_sched/data/race_prior.json``, made by
     ``benchmarks/race_prior.py`` from LCBench, TaskSet, DeepOBS and AlgoPerf with
-    :func:`mf_sched.calibration.calibrate_race`; its provenance and held-out-task coverage are in
+    :func:`mf_sched.curves.calibration.calibrate_race`; its provenance and held-out-task coverage are in
     ``details``). Between grid points the value at the grid point *at or below* the rung's fraction is used
     (ζ⁺ does not increase with training, so this is conservative); rungs below the first grid point get no
     bound (``inf``: nothing is stopped there); the last rung (fraction 1) gets 0.

@@ -53,7 +53,7 @@ arm. On ``E``, ``U_* ≥ µ_*(M)`` at every rung (the bound is non-decreasing in
 ``δ/3``: (a) ``δ/(3M)`` per rung one-sided — for the best arm only when the arms are fixed before any
 evaluation (``fixed_arms=True``: a grid, a pre-drawn candidate set), else for every arm, ``δ/(3KM)`` or
 ``δ_k/(3M)`` open-ended — and (b), (c) ``δ/(3K)`` (``δ_k/3``) per arm and side. (d) is not a noise event: it
-holds with the calibration's coverage (``1 − α`` over tasks, :func:`mf_sched.calibration.calibrate_race`),
+holds with the calibration's coverage (``1 − α`` over tasks, :func:`mf_sched.curves.calibration.calibrate_race`),
 so the best arm survives with probability ``≥ 1 − δ − α``. The rule needs no ζ for the other arms, and a
 run that is paused may be stopped later, when a better incumbent arrives (:meth:`RungEliminator.eliminate`).
 :meth:`RungEliminator.priority` (``U_i``) orders promotions best-first. At the top, the certificate is as
@@ -247,7 +247,7 @@ class RungEliminator:
             if race_bias is None:
                 raise ValueError(
                     "rule = 'race' needs race_bias= (ζ⁺ per rung: a RaceBias, e.g. mf_sched.race.race_prior(...) or "
-                    "mf_sched.calibration.calibrate_race(...).bias(), or a list of absolute values)"
+                    "mf_sched.curves.calibration.calibrate_race(...).bias(), or a list of absolute values)"
                 )
             if eta is not None:
                 raise ValueError("eta (the heuristic halving cut) applies to rule = 'iise' only")

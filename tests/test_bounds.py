@@ -5,7 +5,7 @@ import pytest
 from conftest import shared_instance
 
 from mf_sched import cost_lower_bound, instance_lower_bound, load_instance
-from mf_sched.bounds import gaps
+from mf_sched.sim.bounds import gaps
 
 # Wang et al. 2023, Table 1 (Fig. 1a) and Table 2 (Fig. 1b); arms in rows
 TABLE1 = np.array([[0.70, 0.80, 0.90], [0.75, 0.775, 0.80], [0.50, 0.60, 0.70], [0.50, 0.55, 0.60], [0.30, 0.45, 0.50]])

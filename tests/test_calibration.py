@@ -10,7 +10,9 @@ import pytest
 from scipy import stats
 
 from mf_sched import FidelityLadder
-from mf_sched.calibration import (
+from mf_sched.cli import main
+from mf_sched.curves import LearningCurves
+from mf_sched.curves.calibration import (
     bound_count,
     calibrate,
     cost_bias_convexity,
@@ -24,8 +26,6 @@ from mf_sched.calibration import (
     quantile_bound,
     suggest_ladder,
 )
-from mf_sched.cli import main
-from mf_sched.curves import LearningCurves
 
 
 def synthetic_curves(C=300, epochs=(1, 3, 9, 27), seeds=1, scale=0.3, seed=0, tasks=None, noise=0.0):

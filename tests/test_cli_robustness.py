@@ -16,7 +16,7 @@ import pytest
 
 from mf_sched import FidelityLadder, Instance
 from mf_sched.cli import main
-from mf_sched.simulate import is_correct, policy_for, run_many, run_policy
+from mf_sched.sim.simulate import is_correct, policy_for, run_many, run_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,7 +110,7 @@ def test_no_bounds_and_time_limit(small_file, capsys):
 
 def test_time_limited_bound_on_a_large_instance_says_so():
     big = Instance.synthetic(3000, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=3)
-    from mf_sched.simulate import summarize
+    from mf_sched.sim.simulate import summarize
 
     res = [run_policy(policy_for("se", big, delta=0.05, seed=0), big, seed=1, max_pulls=10)]
     s = summarize(res, big, delta=0.05, bounds_time_limit=1e-6)

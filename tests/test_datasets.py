@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from conftest import SHARED_DATA
 
-from mf_sched import datasets
-from mf_sched.calibration import calibrate, estimate_sigma
-from mf_sched.datasets import (
+from mf_sched.curves import datasets
+from mf_sched.curves.calibration import calibrate, estimate_sigma
+from mf_sched.curves.datasets import (
     LCBenchSurrogate,
     load_algoperf,
     load_deepobs,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mf_sched.functions import FUNCTION_NAMES, get_function, hartmann6, park
+from mf_sched.continuous.functions import FUNCTION_NAMES, get_function, hartmann6, park
 
 # (name, d, M, costs) from App. D.2 and the released code
 SPECS = [

@@ -1,4 +1,4 @@
-"""mf_sched.gp: the fast posterior path agrees with scikit-learn; the hyper-parameter search works."""
+"""mf_sched.continuous.gp: the fast posterior path agrees with scikit-learn; the hyper-parameter search works."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ pytest.importorskip("sklearn")
 from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from mf_sched import gp  # noqa: E402
+from mf_sched.continuous import gp  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

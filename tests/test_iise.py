@@ -12,10 +12,10 @@ from conftest import shared_instance
 from scipy import stats
 
 from mf_sched import FidelityLadder, Instance, PolicyError, get_policy, policy_for, run_policy
-from mf_sched import iise_runner as fast
 from mf_sched.confidence import anytime_radius, lil_radius
-from mf_sched.instance import load_instance
 from mf_sched.policies.iise import check_assumption1, hull_fidelities, iise_thresholds, phase_length
+from mf_sched.sim import iise_runner as fast
+from mf_sched.sim.instance import load_instance
 
 
 def _load(name: str) -> Instance:

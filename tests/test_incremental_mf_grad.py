@@ -9,9 +9,9 @@ import pytest
 from conftest import shared_instance
 
 from mf_sched import Policy, load_instance
-from mf_sched.alternative import IncrementalResponse, ResponseUpperBound, best_response, response_upper_bound
 from mf_sched.policies.grad import Grad
 from mf_sched.policies.mf_grad import MFGrad
+from mf_sched.sim.alternative import IncrementalResponse, ResponseUpperBound, best_response, response_upper_bound
 
 
 def _random_problem(rng: np.random.Generator):

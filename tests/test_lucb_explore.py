@@ -14,8 +14,8 @@ from conftest import INSTANCES, shared_instance
 from mf_sched import FidelityLadder, Instance, get_policy, policy_for, run_many, run_policy
 from mf_sched.cli import main as cli_main
 from mf_sched.confidence import wang_beta
-from mf_sched.instance import load_instance
 from mf_sched.policy import argmax_random
+from mf_sched.sim.instance import load_instance
 
 LUCBS = ["lucb-explore-a", "lucb-explore-b", "lucb-explore-c", "lucb-highest"]
 

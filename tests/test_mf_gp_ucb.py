@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from mf_sched import Bounded, DuplicateTellError, FidelityLadder, Policy, PolicyError, UnknownPullError, get_policy
-from mf_sched.functions import get_function
+from mf_sched.continuous.functions import get_function
+from mf_sched.continuous.space import Categorical, Float, Int, SearchSpace
 from mf_sched.policies.mf_gp_ucb import MFGPUCB, ROLE_NAMES
-from mf_sched.space import Categorical, Float, Int, SearchSpace
 
 pytest.importorskip("sklearn")
 from threadpoolctl import threadpool_limits  # noqa: E402
@@ -430,7 +430,7 @@ def test_policy_module_imports_without_scikit_learn():
     code = (
         "import sys; sys.modules['sklearn'] = None\n"
         "from mf_sched import list_policies, FidelityLadder\n"
-        "from mf_sched.space import SearchSpace\n"
+        "from mf_sched.continuous.space import SearchSpace\n"
         "assert {'mf-gp-ucb', 'gp-ucb'} <= set(list_policies())\n"
         "p = list_policies()['gp-ucb'](SearchSpace.box([0], [1]), FidelityLadder([1.0]), init_capital=2.0)\n"
         "pulls = p.ask_batch()\n"

@@ -202,7 +202,7 @@ def test_grad_ignores_lower_fidelities():
 def test_glr_shortcut_stops_exactly_when_the_exact_statistic_would():
     """The exact statistic is skipped while a cheap upper bound is below the threshold: same decisions,
     same stopping time and answer as evaluating it after every sample."""
-    from mf_sched.alternative import best_response
+    from mf_sched.sim.alternative import best_response
 
     class Exact(MFGrad):
         name = "mf-grad"  # a test double, not registered

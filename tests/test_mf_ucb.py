@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mf_sched import FidelityLadder, Instance, get_policy, policy_for, run_policy
-from mf_sched.bounds import mfucb_analysis, mfucb_low_fidelity_caps
 from mf_sched.confidence import mfucb_gamma, psi, psi_ucb_width
 from mf_sched.policies.mf_ucb import MFUCB
+from mf_sched.sim.bounds import mfucb_analysis, mfucb_low_fidelity_caps
 
 # Worked example (Eq. 4 of Kandasamy et al. 2016):
 # M = 2, zeta = (0.2, 0), lambda = (1, 10), Gaussian sigma = 1, mu* = 0.9

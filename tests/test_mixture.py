@@ -18,7 +18,7 @@ from mf_sched.constrained import (
     tang2024_instance,
     wilson_interval,
 )
-from mf_sched.mixture import (
+from mf_sched.constrained.mixture import (
     Mixture,
     check_assumption,
     feasible_bases,
@@ -27,7 +27,7 @@ from mf_sched.mixture import (
     solve_mixture_lp,
     standard_form,
 )
-from mf_sched.mixture_hardness import basis_gap_sq, delta0_sq, hardness
+from mf_sched.constrained.mixture_hardness import basis_gap_sq, delta0_sq, hardness
 
 # Tang et al. 2024, App. C, Table 1 instances (our computation; 1-based indices converted to 0-based):
 # I*, optimal value, 2nd-best value, Δ_0²

@@ -286,7 +286,7 @@ def test_candidate_set_grid_and_sobol() -> None:
 
 
 def test_curves_from_study_feed_calibration() -> None:
-    from mf_sched.calibration import calibrate
+    from mf_sched.curves.calibration import calibrate
 
     rng = np.random.default_rng(0)
     curves = {i: list(np.sort(rng.uniform(0.5, 0.9, 4))) for i in range(30)}

@@ -317,7 +317,7 @@ def _task_curves(n_tasks: int, n_configs: int, seed: int, mode: str = "max"):
 
 
 def test_calibrate_race_bounds_the_best_of_k_improvement():
-    from mf_sched.calibration import calibrate_race
+    from mf_sched.curves.calibration import calibrate_race
 
     cal = calibrate_race(_task_curves(30, 60, 0), [1, 3, 9, 27], n_arms=10, draws=100, bootstrap=300)
     # the improvement after epoch 1 of any configuration is slow·(26/27) with slow ~ U(0.05, 0.4), independent of
@@ -335,8 +335,8 @@ def test_calibrate_race_bounds_the_best_of_k_improvement():
 
 
 def test_calibrate_race_relative_form_and_errors():
-    from mf_sched.calibration import calibrate_race
-    from mf_sched.race_calibration import best_of_k_improvements
+    from mf_sched.curves.calibration import calibrate_race
+    from mf_sched.curves.race_calibration import best_of_k_improvements
 
     rel = calibrate_race(
         _task_curves(12, 40, 1, mode="min"), [1, 3, 9, 27], form="relative", ideal=0.0, draws=50, bootstrap=100

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from mf_sched.bounds import (
+from mf_sched.sim.bounds import (
     kandasamy_regret_lower_bound,
     mfucb_analysis,
     mfucb_low_fidelity_caps,

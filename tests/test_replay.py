@@ -9,8 +9,8 @@ import pytest
 
 from mf_sched import FidelityLadder, load_instance, policy_for, run_many, run_policy
 from mf_sched.curves import LearningCurves
-from mf_sched.replay import ReplayBenchmark
-from mf_sched.simulate import ResumableMeter
+from mf_sched.curves.replay import ReplayBenchmark
+from mf_sched.sim.simulate import ResumableMeter
 
 
 def seeded_curves(C=60, S=3, epochs=(1, 3, 9, 27), seed=0):
@@ -155,7 +155,7 @@ def test_replay_of_real_deepobs_seeds():
 
     if not (SHARED_DATA / "deepobs").exists():
         pytest.skip("DeepOBS data not available")
-    from mf_sched.datasets import load_deepobs
+    from mf_sched.curves.datasets import load_deepobs
 
     curves = load_deepobs(SHARED_DATA / "deepobs" / "deepobs_epoch_curves.csv.gz", problems="fmnist_2c2d")
     b = ReplayBenchmark.from_curves(curves, [1, 3, 10, 30, 100], n_arms=40, seed=0, extra_noise=0.003)

@@ -7,7 +7,7 @@ import pytest
 
 from mf_sched import FidelityLadder, Instance, Policy, get_policy, policy_for, run_many, run_policy
 from mf_sched.cli import main
-from mf_sched.simulate import PolicyStalledError, ResumableMeter, mean_ci95
+from mf_sched.sim.simulate import PolicyStalledError, ResumableMeter, mean_ci95
 
 
 class Spy:
@@ -190,7 +190,7 @@ def test_cli_policies(capsys):
 def test_summary_reports_cost_against_both_lower_bounds(small_instance, bernoulli_instance):
     """``lower_bound`` keeps its meaning (Wang et al. 2023 Thm 3.1); ``tight_lower_bound`` is Poiani et al.
     2024's C*(µ)·kl(δ, 1−δ), larger on this instance, and is None for Bernoulli noise."""
-    from mf_sched.bounds import instance_lower_bound, instance_tight_lower_bound
+    from mf_sched.sim.bounds import instance_lower_bound, instance_tight_lower_bound
 
     s = run_many("se", small_instance, runs=3, delta=0.05, progress=False)
     d = s.to_dict()
@@ -233,7 +233,7 @@ def test_run_policy_hands_its_semantics_to_the_instance_sampler(small_instance):
     "name, workers, completion", [("ucb1", 1, "random"), ("ucb1", 3, "random"), ("sh", None, "batch")]
 )
 def test_trace_and_regret_curve_agree_with_the_run(small_instance, name, workers, completion):
-    from mf_sched.simulate import regret_curve
+    from mf_sched.sim.simulate import regret_curve
 
     budget = 333.0
     pol = policy_for(name, small_instance, seed=1)
@@ -254,7 +254,7 @@ def test_trace_and_regret_curve_agree_with_the_run(small_instance, name, workers
 
 
 def test_regret_curve_validates_input(small_instance):
-    from mf_sched.simulate import regret_curve
+    from mf_sched.sim.simulate import regret_curve
 
     with pytest.raises(ValueError, match="same length"):
         regret_curve(small_instance, [0, 1], [0], [1.0])

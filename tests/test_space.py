@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from mf_sched.space import Categorical, Float, Int, SearchSpace
+from mf_sched.continuous.space import Categorical, Float, Int, SearchSpace
 
 
 def mixed() -> SearchSpace:

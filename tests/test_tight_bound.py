@@ -9,15 +9,15 @@ import pytest
 from conftest import shared_instance
 
 from mf_sched import Instance, load_instance
-from mf_sched.alternative import (
+from mf_sched.ladder import FidelityLadder
+from mf_sched.sim.alternative import (
     alternative_means,
     answer_values,
     best_response,
     project,
     response_upper_bound,
 )
-from mf_sched.bounds import cost_lower_bound, instance_tight_lower_bound, tight_lower_bound
-from mf_sched.ladder import FidelityLadder
+from mf_sched.sim.bounds import cost_lower_bound, instance_tight_lower_bound, tight_lower_bound
 
 
 def _h_grid(w, x, z, grid, sigma):
@@ -246,7 +246,7 @@ def test_decomposition_agrees_with_the_cutting_planes_on_random_instances():
 def test_auto_method_and_time_limit():
     """``method="auto"`` keeps the reference on small instances and uses the decomposition at scale; a time
     limit returns a valid (looser) bound, says so, and is not cached."""
-    from mf_sched import bounds
+    from mf_sched.sim import bounds
 
     small = Instance.synthetic(20, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=1)
     assert instance_tight_lower_bound(small, 0.05).method == "cutting-plane"
@@ -267,7 +267,7 @@ def test_auto_method_and_time_limit():
 
 def test_long_computations_show_progress(capsys):
     """Defect 3: the bound ran for minutes without a word; at K·M ≥ 10,000 it reports its iterations."""
-    from mf_sched import bounds
+    from mf_sched.sim import bounds
 
     big = Instance.synthetic(3400, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=2)
     bounds._TIGHT_CACHE.clear()

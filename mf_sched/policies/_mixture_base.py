@@ -3,7 +3,7 @@
 Not registered (the module name starts with an underscore). It holds what both policies share: the
 problem description (thresholds, known arms, the pull budget N), vector observations
 ``[reward, cost_1, …, cost_L]`` (``value_width = 1 + L``), the per-arm sums, the empirical means of eq.
-(4)–(5) and the recommendation (a :class:`~mf_sched.mixture.Mixture`).
+(4)–(5) and the recommendation (a :class:`~mf_sched.constrained.mixture.Mixture`).
 
 Arm numbering: the policy pulls arms ``0 .. n_arms − 1`` (the paper's *unknown* arms ``1..K0``); known
 arms (exact means given, never pulled) follow as ``n_arms .. K − 1`` in the order given; the slack of
@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mf_sched.constrained.mixture import Mixture, _standard_form, check_problem, solve_mixture_lp
 from mf_sched.ladder import FidelityLadder
-from mf_sched.mixture import Mixture, _standard_form, check_problem, solve_mixture_lp
 from mf_sched.noise import NoiseModel, SubGaussian
 from mf_sched.policy import Recommendation, RoundPolicy, _check_int
 
@@ -110,7 +110,7 @@ class MixturePolicy(RoundPolicy):
     def _simulate_round_totals(self, counts: np.ndarray, sums: np.ndarray, reward_sumsq: np.ndarray) -> None:
         """Complete the current round from per-arm totals instead of one tell per pull.
 
-        For the simulator's sufficient-statistics path (:func:`mf_sched.constrained.run_constrained`
+        For the simulator's sufficient-statistics path (:func:`mf_sched.constrained.runner.run_constrained`
         with ``fast=True``): ``counts[a]`` must be the number of pulls of arm ``a`` the round asks for,
         ``sums[a]`` the sum of their observation vectors and ``reward_sumsq[a]`` the sum of the squared
         rewards. The policy state afterwards is the one the per-pull protocol would give for pulls with

@@ -12,7 +12,7 @@ space encoding, parallel-worker behaviour (GP-BUCB hallucination) and protocol d
 of MF-GP-UCB is accepted; those about lower fidelities (ζ, γ) have no effect.
 
 Example:
-    >>> from mf_sched.functions import get_function
+    >>> from mf_sched.continuous.functions import get_function
     >>> f = get_function("currin")
     >>> policy = GPUCB(f.space, f.ladder, budget=200, seed=0, acq_maxfun=200)
     >>> pulls = policy.ask_batch()        # the initial design: 10 points at the top fidelity

@@ -581,7 +581,7 @@ class IISE(RoundPolicy):
         these rounds** (it checks the running means against :meth:`round_thresholds`); the policy then
         ends in exactly the state that ``n`` rounds of ``ask_batch``/``tell_batch`` with those samples
         would give (the ε-stop and the phase switch are applied after the last round, where they can
-        first fire). This is how :mod:`mf_sched.iise_runner` simulates the 10⁵–10⁹-round phases of the
+        first fire). This is how :mod:`mf_sched.sim.iise_runner` simulates the 10⁵–10⁹-round phases of the
         paper's experiments with vectorised sampling; it is not part of the ask/tell protocol and is not
         recorded in :attr:`history`.
 

@@ -4,7 +4,7 @@ Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandit
 2023, §4.2, Algorithm 3; Theorems 4.6/4.8 (App. F.3). Objective: Wang's regret (Eq. 9) under a budget
 (capital) Λ, ``R(Λ) = (Λ/λ(1)) µ_1 − Σ_{t≤N} µ_{I_t}``: every pull earns its arm's true mean whatever the
 fidelity, so the optimal policy pulls the best arm at the *cheapest* fidelity (reported by the simulator
-as :attr:`~mf_sched.simulate.RunResult.regret_wang`; Kandasamy et al.'s regret is
+as :attr:`~mf_sched.sim.simulate.RunResult.regret_wang`; Kandasamy et al.'s regret is
 ``regret_kandasamy``).
 
 Algorithm (``C_0`` = all arms, ``p = 0``)::

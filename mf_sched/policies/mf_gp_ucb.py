@@ -58,7 +58,7 @@ Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
    (``locally_biased=False``, ``eps = 10⁻⁴``), then the polish (``polish=False`` turns it off).
 
 **Search space and arms.** The policy owns a table of points (encoded in ``[0, 1]^D``, see
-:mod:`mf_sched.space`); ``Pull.arm`` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
+:mod:`mf_sched.continuous.space`); ``Pull.arm`` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
 categoricals). ``n_arms`` caps the number of distinct points (default: what the budget can pay for at
 the cheapest fidelity used, at most 2,000); when the table is full the policy is done (``"exhausted"``).
 Integer and categorical coordinates are handled by snapping (:meth:`SearchSpace.snap`) inside the
@@ -85,7 +85,7 @@ round-trips are exact and decisions are deterministic given the seed and the cal
 Needs scikit-learn (``pip install 'mf-sched[gp]'``), imported when the first GP is fitted.
 
 Example:
-    >>> from mf_sched.functions import get_function
+    >>> from mf_sched.continuous.functions import get_function
     >>> f = get_function("currin")
     >>> policy = MFGPUCB(f.space, f.ladder, budget=150, seed=0, acq_maxfun=200)
     >>> while not policy.done:
@@ -107,12 +107,12 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.optimize import direct, minimize
 
-from mf_sched import gp as _gp
+from mf_sched.continuous import gp as _gp
+from mf_sched.continuous.space import SearchSpace, as_number
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
 from mf_sched.policy import Policy, PolicyError, Pull, Recommendation, _check_int
 from mf_sched.registry import register
-from mf_sched.space import SearchSpace, as_number
 
 __all__ = ["MFGPUCB", "ROLE_NAMES"]
 
@@ -137,7 +137,7 @@ def _positive(name: str, v: Any, low: float = 0.0, strict: bool = True) -> float
 
 @register
 class MFGPUCB(Policy):
-    """MF-GP-UCB (Kandasamy et al. 2016) over a :class:`~mf_sched.space.SearchSpace`; see the module
+    """MF-GP-UCB (Kandasamy et al. 2016) over a :class:`~mf_sched.continuous.space.SearchSpace`; see the module
     docstring for the algorithm and every choice made.
 
     Args:

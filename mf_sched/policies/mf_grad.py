@@ -16,7 +16,7 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
 1. *Initialisation*: pull every (arm, fidelity) once, arm-major order (cost ``K Σ_m λ_m``).
 2. *Gradient* (as in the code): at the previous iterate ``ω̃`` (cost proportions, initially uniform) and
    the current empirical means ``µ̂``, solve the closest alternative with weights ``ω̃/λ`` over all
-   answers (:func:`mf_sched.alternative.best_response`: answer ``i``, challenger ``b``, alternative
+   answers (:func:`mf_sched.sim.alternative.best_response`: answer ``i``, challenger ``b``, alternative
    ``θ*``); the supergradient is ``g_{j,m} = d(µ̂_{j,m}, θ*_{j,m})/λ_m`` for ``j ∈ {i, b}``, 0 elsewhere.
 3. *Cost-of-round factor*: ``g ← g · c(π̃)`` with ``c(π̃) = 1/Σ ω̃/λ`` (the code's step order: the online
    learner is fed gains ``c_t F(·, µ̂_t)``, which also makes the step invariant to the unit of cost).
@@ -47,7 +47,7 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
 * **The authors' single-fidelity bug is not reproduced**: their pair solver returns "no value" when
   the ordering constraint is slack, which with ``M = 1`` makes the statistic pick a wrong answer
   (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 gave arm 2 with 2.025). Here a slack pair is
-  worth ``v_i + v_b`` exactly (:mod:`mf_sched.alternative`); that case gives the first arm with 0.025
+  worth ``v_i + v_b`` exactly (:mod:`mf_sched.sim.alternative`); that case gives the first arm with 0.025
   (tested).
 * Gradient components: ``gradient="useful"`` (default, the code) zeroes, for ``m < M``, the
   components along which the constraint pushes the wrong way (``θ*_{b,M} ≤ µ̂_{b,m} + ζ_m`` for the
@@ -61,8 +61,8 @@ Objective: stop with the best arm with probability ≥ 1 − δ at the smallest 
 * The threshold's ``t`` is the number of samples in the statistic (told pulls); ``γ_t``'s ``t`` counts
   pulls handed out including the current one (the code's ``t`` when there is one worker).
 
-**Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.alternative`, kept
-between steps (:class:`mf_sched.alternative.IncrementalResponse`): a step with a constant learning rate
+**Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.sim.alternative`, kept
+between steps (:class:`mf_sched.sim.alternative.IncrementalResponse`): a step with a constant learning rate
 only increases the two rows of ``ω̃`` it touches (up to a common factor, which changes neither the
 answer, the challenger nor the alternative), so every kept pair value ``f(i, b)`` stays a lower bound and
 only the pairs whose bound falls below the best exact value are re-solved (typically a few, instead of
@@ -72,7 +72,7 @@ policy decides exactly as the original (tested). The exponential weights are kep
 prior − C)`` with an offset ``C`` that depends only on ``max(η G + prior)``, updated in the two touched
 rows; C-tracking is a few vectorised passes over the K×M table. After each observation the exact GLR
 statistic is computed only when an upper bound built from the last exact solution and updated row by row
-(:class:`mf_sched.alternative.ResponseUpperBound`, ``O(K)`` per sample) reaches the threshold, so the
+(:class:`mf_sched.sim.alternative.ResponseUpperBound`, ``O(K)`` per sample) reaches the threshold, so the
 stopping time and answer are exactly those of evaluating it every time (tested) at a fraction of the cost.
 With ``learning_rate="theory"`` every weight moves at every step: the closest alternative is then solved
 afresh (``O(K M log M)`` while ``µ̂`` satisfies the constraints; the paper's ``O(K² M²)`` is the worst
@@ -122,18 +122,18 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from mf_sched.alternative import (
+from mf_sched.confidence import glr_threshold
+from mf_sched.ladder import FidelityLadder
+from mf_sched.policy import Policy, Recommendation, check_delta
+from mf_sched.registry import register
+from mf_sched.sim.alternative import (
     IncrementalResponse,
     ResponseUpperBound,
     alternative_means,
     best_response,
     project,
 )
-from mf_sched.bounds import tight_lower_bound
-from mf_sched.confidence import glr_threshold
-from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Policy, Recommendation, check_delta
-from mf_sched.registry import register
+from mf_sched.sim.bounds import tight_lower_bound
 
 _THRESHOLDS = ("practical", "theory")
 _GRADIENTS = ("useful", "danskin")
@@ -318,7 +318,7 @@ class MFGrad(Policy):
     def _response(self) -> Any:
         """The closest alternative at the current iterate (weights ∝ ``ω̃/λ``: it is scale-free). With a
         constant learning rate a step only increases the two rows it touches, so the kept pair values of
-        :class:`~mf_sched.alternative.IncrementalResponse` stay lower bounds; ``"theory"`` moves every row."""
+        :class:`~mf_sched.sim.alternative.IncrementalResponse` stay lower bounds; ``"theory"`` moves every row."""
         if self.learning_rate == "theory":
             return best_response(self._RT.T, self._x, self._z, self.sigma, check=False)
         if self._ir is None:
@@ -474,7 +474,7 @@ class MFGrad(Policy):
     def _sweep_done(self) -> None:
         """Every pair has a sample. With ``warm_start``, the exponential weights get the prior
         ``½ ω*(µ̃) + ½ uniform``, ``ω*`` the optimal cost proportions of the plug-in model ``µ̃`` (the
-        empirical means projected on the model, :func:`mf_sched.bounds.tight_lower_bound`)."""
+        empirical means projected on the model, :func:`mf_sched.sim.bounds.tight_lower_bound`)."""
         if not self.warm_start or self.n_arms < 2:
             return
         N, x = self._means()

@@ -3,8 +3,8 @@
 Paper: K. Kandasamy, G. Dasarathy, J. Schneider, B. Póczos, *The Multi-fidelity Multi-armed Bandit*,
 NeurIPS 2016 (arXiv 1610.09726), Algorithm 1 (MF-UCB), Eqs. 3–4. Objective: cumulative regret under a
 capital Λ (pass it as ``budget``), Eq. 1: ``R(Λ) = Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}`` (the simulator
-reports it as :attr:`~mf_sched.simulate.RunResult.regret_kandasamy`, and
-:func:`~mf_sched.simulate.regret_curve` gives it at every capital from one run).
+reports it as :attr:`~mf_sched.sim.simulate.RunResult.regret_kandasamy`, and
+:func:`~mf_sched.sim.simulate.regret_curve` gives it at every capital from one run).
 
 At round ``t`` (``t = 1, 2, …`` counts plays at any fidelity) with ``T_k^(m)`` plays of arm ``k`` at
 fidelity ``m`` and their mean ``X̄_k^(m)``:
@@ -25,7 +25,7 @@ of the paper's experiments; the theory needs ``ρ > 4`` (Theorem 2; ``ρ > 2`` f
 
 Consequence used by the tests (proof of Lemma 8): fidelity ``ℓ < M`` is chosen for arm ``k`` only while
 ``T_k^(ℓ) ≤ ρ log t / ψ(γ(ℓ))``, so after ``n`` plays ``T_k^(ℓ) ≤ ⌊ρ log n / ψ(γ(ℓ))⌋ + 1``
-deterministically (:func:`mf_sched.bounds.mfucb_low_fidelity_caps`).
+deterministically (:func:`mf_sched.sim.bounds.mfucb_low_fidelity_caps`).
 
 Resolutions of what the paper leaves open (Algorithm 1 in §3 does not fix them):
 
@@ -37,7 +37,7 @@ Resolutions of what the paper leaves open (Algorithm 1 in §3 does not fix them)
 * Every sample of ``(k, m)`` enters ``X̄_k^(m)``, adopted ones included (``sample_agnostic``).
 * ζ need not be strictly decreasing here (the paper assumes it): the algorithm is well defined for any
   ζ ≥ 0; a ``ζ(m) = 0`` below ``M`` gives ``γ(m) = 0`` and that fidelity is never left, as Eq. 4 says.
-  The theory's regularity condition is reported by :func:`mf_sched.bounds.mfucb_analysis`.
+  The theory's regularity condition is reported by :func:`mf_sched.sim.bounds.mfucb_analysis`.
 * The paper defines no recommendation (only regret). :meth:`recommendation` returns, as an extension, the
   arm played most often at the highest fidelity (ties: higher mean there), which is where MF-UCB puts
   its Ω(n) plays of the optimum.

@@ -27,7 +27,7 @@ Failures: a pull given back (a failed evaluation) can be retried; after ``max_fa
 dropped (``details["dropped"]``; the guarantee then covers the other arms only).
 
 ``race_bias`` defaults to the ladder's ζ (a valid, conservative ζ⁺: the best arm's improvement is at most its
-bias); pass a calibrated ζ⁺ (:func:`mf_sched.calibration.calibrate_race`, :func:`mf_sched.race.race_prior`) to
+bias); pass a calibrated ζ⁺ (:func:`mf_sched.curves.calibration.calibrate_race`, :func:`mf_sched.race.race_prior`) to
 prune more.
 
 Example:

@@ -7,7 +7,7 @@ Theorem 1.
 Problem: ``K`` arms, each pull of arm ``a`` returns a reward and ``L`` costs; find the best *mixed* arm
 ``max_p rᵀp s.t. c p ≤ c̄`` — precisely, its support ``I*`` in the standard-form LP (arms plus the
 slacks of non-binding constraints, the "virtual arms"), with a fixed budget of ``N`` pulls. See
-:mod:`mf_sched.mixture` for the LP notation (0-based: arm ``a`` is column ``a``, the slack of constraint
+:mod:`mf_sched.constrained.mixture` for the LP notation (0-based: arm ``a`` is column ``a``, the slack of constraint
 ``l`` is column ``K + l``).
 
 Algorithm 1:
@@ -25,14 +25,14 @@ Algorithm 1:
 The total number of pulls never exceeds ``N`` (Proposition 1) and is usually below it: a rejected
 virtual or known arm leaves its share unused (not redistributed, as in the paper). Theorem 1 bounds
 the error probability of the IV score by ``poly(K)·exp(−Ñ/H)`` with the gaps of
-:mod:`mf_sched.mixture_hardness`; SFSR-L has no guarantee (Appendix A shows it can fail).
+:mod:`mf_sched.constrained.mixture_hardness`; SFSR-L has no guarantee (Appendix A shows it can fail).
 
 Resolutions of ambiguities (where the paper is silent):
 
 * Ties in the rejection ("arbitrary"): broken uniformly at random with the policy's seeded generator
   (``tie_break="random"``, the default; ties at ``−∞`` are common in early rounds), or the lowest index
   (``tie_break="lowest"``).
-* Tolerances (not given): see :mod:`mf_sched.mixture` (singular: relative determinant ``≤ 1e-12``;
+* Tolerances (not given): see :mod:`mf_sched.constrained.mixture` (singular: relative determinant ``≤ 1e-12``;
   feasible: ``x ≥ −1e-10``). A degenerate BFS still counts in eq. (6), as the definition says.
 * The Lagrangian dual is solved with ``scipy.optimize.linprog`` (HiGHS); an unbounded dual means the
   restricted primal is infeasible (→ ∅); a non-unique dual (probability 0 under continuous noise) uses
@@ -49,12 +49,12 @@ Resolutions of ambiguities (where the paper is silent):
   is infeasible the answer is "no feasible mixture". Tiny negatives are clipped to 0.
 * Eq. (34)–(35)'s ``3(L/2 + log K0)`` is a typo for ``3((L+1)/2 + log K0)`` (Theorem 1, eq. 37); eq.
   (29)'s ``n_k Δ_a`` should be ``n_k Δ_a²`` — these affect only the bounds in
-  :mod:`mf_sched.mixture_hardness`.
+  :mod:`mf_sched.constrained.mixture_hardness`.
 * Pulls adopted from outside a round (:meth:`~mf_sched.policy.Policy.adopt` with no matching slot) are
   kept in the shared reward statistics but not in the scores: the schedule's guarantee assumes every
   remaining arm has exactly ``n_k`` samples.
 
-The recommendation (:meth:`recommendation`) carries the answer as a :class:`~mf_sched.mixture.Mixture`
+The recommendation (:meth:`recommendation`) carries the answer as a :class:`~mf_sched.constrained.mixture.Mixture`
 in ``Recommendation.mixture`` (support, arms, weights, expected reward and costs under the empirical
 means); ``Recommendation.arm`` is the mixture's heaviest arm (a convenience — the answer is the
 mixture), ``None`` with ``reason="infeasible"`` when SFSR declares the problem infeasible. It is never
@@ -90,8 +90,8 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched.constrained.mixture import SINGULAR_TOL, Mixture, iv_scores, lagrangian_scores
 from mf_sched.ladder import FidelityLadder
-from mf_sched.mixture import SINGULAR_TOL, Mixture, iv_scores, lagrangian_scores
 from mf_sched.noise import NoiseModel
 from mf_sched.policies._mixture_base import MixturePolicy, _check_choice
 from mf_sched.registry import register

@@ -23,7 +23,7 @@ solutions):
   ``I*``. ``solver="enumerate"`` takes the best feasible basis by exhaustive enumeration instead.
 
 Parallel workers: the single round (``K0·m`` pulls) is handed out at once. Semantics: independent
-pulls. The recommendation is a :class:`~mf_sched.mixture.Mixture`, as for
+pulls. The recommendation is a :class:`~mf_sched.constrained.mixture.Mixture`, as for
 :class:`~mf_sched.policies.sfsr.SFSR`.
 
 Example:
@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched.constrained.mixture import Mixture, solve_mixture_lp
 from mf_sched.ladder import FidelityLadder
-from mf_sched.mixture import Mixture, solve_mixture_lp
 from mf_sched.noise import NoiseModel
 from mf_sched.policies._mixture_base import MixturePolicy, _check_choice
 from mf_sched.registry import register

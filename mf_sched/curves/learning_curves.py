@@ -31,12 +31,12 @@ Where the rows come from:
 * :meth:`LearningCurves.from_csv` — a long table (one row per observation), or a wide one whose metric
   column holds each run's whole curve as a JSON list (``layout="list"``, as in the TaskSet file).
 * :meth:`LearningCurves.from_dataframe` — a pandas (or any column-indexable) data frame, duck-typed.
-* the loaders of :mod:`mf_sched.datasets` (LCBench, TaskSet, DeepOBS, AlgoPerf).
+* the loaders of :mod:`mf_sched.curves.datasets` (LCBench, TaskSet, DeepOBS, AlgoPerf).
 
 :meth:`LearningCurves.values_at` reads every run at a ladder of fidelities (``how="previous"``: the last
 value reported at or before the rung, what a pruner sees; ``"interpolate"``; ``"exact"``) and returns a
 :class:`RungValues` — dense ``(configurations, seeds, rungs)`` arrays with NaN where a run has no value —
-from which :mod:`mf_sched.calibration` estimates the ladder and :mod:`mf_sched.replay` builds benchmarks.
+from which :mod:`mf_sched.curves.calibration` estimates the ladder and :mod:`mf_sched.curves.replay` builds benchmarks.
 
 Example:
     >>> curves = LearningCurves.from_records(

@@ -2,7 +2,7 @@
 
 An instance has ``K`` arms with a mean reward ``r_a`` and ``L`` mean costs ``c_{l,a}``, thresholds
 ``c̄``, a noise model, and optionally *known* arms (exact means, never pulled). Its answer is the
-optimal mixture of the LP ``max rᵀp s.t. c p ≤ c̄`` (:mod:`mf_sched.mixture`), or "infeasible".
+optimal mixture of the LP ``max rᵀp s.t. c p ≤ c̄`` (:mod:`mf_sched.constrained.mixture`), or "infeasible".
 
 File format (JSON; files with a ``"thresholds"`` key are constrained instances, so
 ``mf-sched simulate`` tells them from the multi-fidelity ones)::
@@ -21,7 +21,7 @@ random and the means are the sample means (``rewards``/``costs`` may then be omi
 when given). Loading validates every field and never evaluates anything.
 
 The runner (:func:`run_constrained`, :func:`run_many_constrained`) drives a mixture policy (``sfsr``,
-``uslp``) through :func:`mf_sched.simulate.run_policy` / :func:`~mf_sched.simulate.run_many` (same
+``uslp``) through :func:`mf_sched.sim.simulate.run_policy` / :func:`~mf_sched.sim.simulate.run_many` (same
 workers, completion, seeding and process-parallel machinery) and judges each answer by the paper's
 criterion: the output support (slacks of non-binding constraints included) equals the optimal
 support ``I*``, or both are "infeasible" (Tang et al. 2024, §2: the error is ``X ≠ I*``, strict set equality).
@@ -48,9 +48,7 @@ import numpy as np
 
 from mf_sched._parallel import process_pool
 from mf_sched._progress import Progress
-from mf_sched.instance import _pos_float, read_instance_json
-from mf_sched.ladder import FidelityLadder
-from mf_sched.mixture import (
+from mf_sched.constrained.mixture import (
     AssumptionCheck,
     Mixture,
     check_assumption,
@@ -58,9 +56,11 @@ from mf_sched.mixture import (
     json_number,
     solve_mixture_lp,
 )
+from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
 from mf_sched.policy import Policy
-from mf_sched.simulate import RunResult, run_many, run_policy
+from mf_sched.sim.instance import _pos_float, read_instance_json
+from mf_sched.sim.simulate import RunResult, run_many, run_policy
 
 __all__ = [
     "ConstrainedInstance",
@@ -255,8 +255,8 @@ class ConstrainedInstance:
         return m.with_labels(self.arm_names)
 
     def hardness(self, **kwargs: Any) -> Any:
-        """The gaps and error exponents of the paper (:func:`mf_sched.mixture_hardness.hardness`)."""
-        from mf_sched.mixture_hardness import hardness
+        """The gaps and error exponents of the paper (:func:`mf_sched.constrained.mixture_hardness.hardness`)."""
+        from mf_sched.constrained.mixture_hardness import hardness
 
         if self.noise.kind != "gaussian":
             raise ValueError("the gaps are defined for Gaussian noise (noise.kind 'gaussian')")
@@ -397,12 +397,12 @@ def is_constrained_file(path: str | os.PathLike[str]) -> bool:
 def load_constrained_instance(path: str | os.PathLike[str]) -> ConstrainedInstance:
     """Load and validate a constrained instance file (ValueError naming the file and field).
 
-    Warns (:class:`~mf_sched.instance.AssumptionWarning`) when Assumption 1 fails: the optimal support
+    Warns (:class:`~mf_sched.sim.instance.AssumptionWarning`) when Assumption 1 fails: the optimal support
     is then not identifiable and error rates are not meaningful.
     """
     import warnings
 
-    from mf_sched.instance import AssumptionWarning
+    from mf_sched.sim.instance import AssumptionWarning
 
     p = Path(path)
     data = read_instance_json(p)
@@ -431,7 +431,7 @@ class _Sampler:
 
 
 class _SimView:
-    """The part of :class:`~mf_sched.instance.Instance`'s interface that :func:`run_policy` and
+    """The part of :class:`~mf_sched.sim.instance.Instance`'s interface that :func:`run_policy` and
     :func:`run_many` use, over the pulled arms of a constrained instance (single fidelity). Their
     best-arm correctness and regrets do not apply; :func:`_judge` replaces them."""
 
@@ -568,7 +568,7 @@ def run_constrained(
     max_pulls: int | None = None,
     fast: bool = False,
 ) -> ConstrainedRunResult:
-    """Play a mixture policy on ``instance`` (:func:`mf_sched.simulate.run_policy` semantics; the
+    """Play a mixture policy on ``instance`` (:func:`mf_sched.sim.simulate.run_policy` semantics; the
     default ``workers=None, completion="batch"`` hands out a whole round at once).
 
     ``fast=True`` (Gaussian instances, no budget cap or pull limit) skips the per-pull protocol: each
@@ -758,7 +758,7 @@ def run_many_constrained(
 ) -> ConstrainedSummary:
     """Run ``runs`` seeds of mixture policy ``policy`` with budget ``N = pull_budget`` and summarise the
     error rate (with a Wilson 95% interval), pulls used, regret of the recommended mixture and the rate
-    of constraint violations under the true means. Seeding is that of :func:`mf_sched.simulate.run_many`
+    of constraint violations under the true means. Seeding is that of :func:`mf_sched.sim.simulate.run_many`
     (results do not depend on ``n_jobs``). ``fast=True``: sufficient-statistics simulation of whole
     rounds (Gaussian instances; exact in distribution, see :func:`run_constrained`).
 
@@ -895,8 +895,8 @@ def cli_simulate(args: Any) -> int:
     import sys
     import warnings
 
-    from mf_sched.instance import AssumptionWarning
     from mf_sched.registry import get_policy
+    from mf_sched.sim.instance import AssumptionWarning
 
     cls = get_policy(args.policy)
     if cls.objective != "mixture":

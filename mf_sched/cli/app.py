@@ -6,7 +6,7 @@
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
                       [--json] [--per-run] [--no-progress] [--no-bounds] [--bounds-time-limit S]
 
-A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained`) is run by the
+A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained.runner`) is run by the
 mixture policies (``sfsr``, ``uslp``) with ``--param pull_budget=N``; the JSON then reports the error
 rate of the support (Wilson interval), pulls used, regret and constraint violations of the mixture.
 
@@ -20,7 +20,7 @@ rate of the support (Wilson interval), pulls used, regret and constraint violati
 tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)`` (Gaussian instances; null otherwise).
 
 ``mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95`` estimates a
-ladder from learning curves (see :mod:`mf_sched._calibrate_cli`).
+ladder from learning curves (see :mod:`mf_sched.cli._calibrate_cli`).
 
 Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2;
 Ctrl-C stops every worker process and exits with code 130.
@@ -43,10 +43,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mf_sched._calibrate_cli import _prob, add_calibrate
-from mf_sched.instance import AssumptionWarning, load_instance
+from mf_sched.cli._calibrate_cli import _prob, add_calibrate
 from mf_sched.registry import get_policy, list_policies
-from mf_sched.simulate import run_many
+from mf_sched.sim.instance import AssumptionWarning, load_instance
+from mf_sched.sim.simulate import run_many
 
 __all__ = ["main", "SUBCOMMANDS"]
 
@@ -130,7 +130,9 @@ def _cmd_policies(args: argparse.Namespace) -> int:
 def _add_simulate(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a policy on a simulated instance over many seeds")
     p.add_argument("--policy", required=True, help="registered policy name (see `mf-sched policies`)")
-    p.add_argument("--instance", required=True, help="instance JSON file (format: mf_sched.instance module docstring)")
+    p.add_argument(
+        "--instance", required=True, help="instance JSON file (format: mf_sched.sim.instance module docstring)"
+    )
     p.add_argument(
         "--delta", type=_delta, default=None, help="confidence δ in (0, 1) for δ-correct policies (default: theirs)"
     )
@@ -231,7 +233,7 @@ def _tie_cap(args: argparse.Namespace, instance: Any) -> None:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     get_policy(args.policy)
-    from mf_sched.constrained import cli_simulate, is_constrained_file
+    from mf_sched.constrained.runner import cli_simulate, is_constrained_file
 
     delta_given = args.delta is not None or any(k == "delta" for k, _ in args.param)
     if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP

@@ -1,0 +1,494 @@
+"""Simulated multi-fidelity bandit instances: a K×M matrix of means, a fidelity ladder and a noise model.
+
+File format (JSON; :func:`load_instance` validates every field)::
+
+    {"means": [[µ_k^(1), …, µ_k^(M)], …],          # K rows, M fidelities (last = true mean)
+     "costs": [λ(1), …, λ(M)],
+     "zeta":  [ζ(1), …, ζ(M)],                      # ζ(M) = 0
+     "gamma": [γ(1), …, γ(M)],                      # optional (IISE-γ)
+     "noise": {"kind": "gaussian", "sigma": 0.1},   # or {"kind": "bernoulli"} (means in [0, 1])
+     "source": "…"}                                 # optional free text
+
+A third noise kind, ``{"kind": "truncated_gaussian", "sigma": s, "truncate_at": a, "sigma_proxy": p}``,
+reproduces Poiani et al. (2022)'s Yahtzee instance: observations are ``µ + N(0, s²)`` truncated to
+``±a``; policies assume the sub-Gaussian proxy ``p``.
+
+Loading validates every field (types, shapes, finiteness, ranges, unknown keys) and never evaluates
+anything. The model assumption ``|µ_k^(m) − µ_k^(M)| ≤ ζ(m)`` is *checked and reported*
+(:meth:`Instance.check_assumptions`; a :class:`AssumptionWarning` on load), not silently assumed: the
+published instances violate it in places (Poiani et al. 2022's Synthetic A/B arm 1, Wang et al.
+2023's Table 2), and a policy's guarantee does not cover those arms.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mf_sched.ladder import FidelityLadder
+from mf_sched.noise import Bounded, NoiseModel, SubGaussian
+
+__all__ = ["Instance", "Sampler", "NoiseSpec", "AssumptionWarning", "AssumptionReport", "load_instance"]
+
+_MAX_FILE_BYTES = 256 * 1024 * 1024
+_KINDS = ("gaussian", "bernoulli", "truncated_gaussian")
+
+
+class AssumptionWarning(UserWarning):
+    """An instance violates ``|µ(m) − µ(M)| ≤ ζ(m)`` (or its γ) for some arms."""
+
+
+def _pos_float(name: str, v: Any) -> float:
+    if isinstance(v, bool):
+        raise ValueError(f"{name} must be a number, got {v!r}")
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {v!r}") from None
+    if not (np.isfinite(f) and f > 0):
+        raise ValueError(f"{name} = {v} is out of range; accepted: a finite number > 0")
+    return f
+
+
+@dataclass(frozen=True)
+class NoiseSpec:
+    """How a simulated instance draws observations.
+
+    ``kind`` is ``"gaussian"`` (``sigma``), ``"bernoulli"`` or ``"truncated_gaussian"`` (``sigma``,
+    ``truncate_at``, optional ``sigma_proxy`` that policies assume; default ``sigma``).
+    """
+
+    kind: str
+    sigma: float | None = None
+    truncate_at: float | None = None
+    sigma_proxy: float | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any) -> NoiseSpec:
+        if not isinstance(d, Mapping):
+            raise ValueError(f"noise must be an object like {{'kind': 'gaussian', 'sigma': 0.1}}, got {d!r}")
+        kind = d.get("kind")
+        if kind not in _KINDS:
+            raise ValueError(f"noise.kind = {kind!r} is unknown; accepted: {', '.join(_KINDS)}")
+        allowed = {"kind", "note"} | {
+            "gaussian": {"sigma"},
+            "bernoulli": set(),
+            "truncated_gaussian": {"sigma", "truncate_at", "sigma_proxy"},
+        }[kind]
+        extra = set(d) - allowed
+        if extra:
+            raise ValueError(f"noise has unknown keys {sorted(extra)} for kind {kind!r}; accepted: {sorted(allowed)}")
+        if kind == "gaussian":
+            if "sigma" not in d:
+                raise ValueError("noise.sigma is required for kind 'gaussian'")
+            return cls(kind, sigma=_pos_float("noise.sigma", d["sigma"]))
+        if kind == "bernoulli":
+            return cls(kind)
+        for key in ("sigma", "truncate_at"):
+            if key not in d:
+                raise ValueError(f"noise.{key} is required for kind 'truncated_gaussian'")
+        proxy = d.get("sigma_proxy")
+        return cls(
+            kind,
+            sigma=_pos_float("noise.sigma", d["sigma"]),
+            truncate_at=_pos_float("noise.truncate_at", d["truncate_at"]),
+            sigma_proxy=None if proxy is None else _pos_float("noise.sigma_proxy", proxy),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind}
+        for k in ("sigma", "truncate_at", "sigma_proxy"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
+
+    def policy_noise(self) -> NoiseModel:
+        """The noise model a policy should assume for this instance."""
+        if self.kind == "bernoulli":
+            return Bounded(0.0, 1.0)
+        if self.kind == "truncated_gaussian" and self.sigma_proxy is not None:
+            return SubGaussian(self.sigma_proxy)
+        assert self.sigma is not None
+        return SubGaussian(self.sigma)
+
+
+@dataclass(frozen=True)
+class AssumptionReport:
+    """Result of :meth:`Instance.check_assumptions`.
+
+    ``violations`` lists ``(arm, fidelity, |µ(m) − µ(M)|, ζ(m))`` for every pair that breaks the bias
+    bound; ``gamma_violations`` lists ``(fidelity, realised spread, γ(m))`` where the realised
+    ``max_i ξ_{i,m} − min_i ξ_{i,m}`` exceeds the instance's γ.
+    """
+
+    violations: list[tuple[int, int, float, float]] = field(default_factory=list)
+    gamma_violations: list[tuple[int, float, float]] = field(default_factory=list)
+    unique_best: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and not self.gamma_violations and self.unique_best
+
+    @property
+    def violating_arms(self) -> list[int]:
+        return sorted({a for a, *_ in self.violations})
+
+    def summary(self) -> str:
+        if self.ok:
+            return "all arms satisfy |mu(m) - mu(M)| <= zeta(m)"
+        parts = []
+        if self.violations:
+            worst = max(self.violations, key=lambda v: v[2] - v[3])
+            parts.append(
+                f"{len(self.violations)} (arm, fidelity) pairs on {len(self.violating_arms)} arms break "
+                f"|mu(m) - mu(M)| <= zeta(m) (worst: arm {worst[0]}, fidelity {worst[1]}: "
+                f"{worst[2]:.4g} > {worst[3]:.4g})"
+            )
+        if self.gamma_violations:
+            parts.append(
+                f"the realised bias spread exceeds gamma at fidelities {[g[0] for g in self.gamma_violations]}"
+            )
+        if not self.unique_best:
+            parts.append("the best arm is not unique (best-arm identification is ill-posed)")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "n_violations": len(self.violations),
+            "violating_arms": self.violating_arms,
+            "gamma_violations": [list(g) for g in self.gamma_violations],
+            "unique_best": self.unique_best,
+        }
+
+
+class Instance:
+    """A simulated multi-fidelity instance.
+
+    Args:
+        means: K×M array, ``means[k, m] = µ_k^(m)``; the last column holds the true means.
+        ladder: the fidelity ladder (costs, ζ, optional γ).
+        noise: a :class:`NoiseSpec` or its dict.
+        source, name: free text.
+
+    Example:
+        >>> inst = Instance([[0.4, 0.5], [0.5, 0.6]], FidelityLadder([0.5, 5.0], [0.1, 0.0]),
+        ...                 {"kind": "gaussian", "sigma": 0.1})
+        >>> inst.K, inst.M, inst.best_arm
+        (2, 2, 1)
+        >>> inst.sample(np.array([1, 1]), np.array([1, 1]), np.random.default_rng(0)).shape
+        (2,)
+    """
+
+    def __init__(
+        self,
+        means: Any,
+        ladder: FidelityLadder,
+        noise: NoiseSpec | Mapping[str, Any],
+        *,
+        source: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        try:
+            mu = np.array(means, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError("means must be a K×M matrix of numbers (a list of equal-length lists)") from None
+        if mu.ndim != 2 or mu.shape[0] < 1 or mu.shape[1] < 1:
+            raise ValueError(f"means must be a non-empty K×M matrix, got shape {mu.shape}")
+        if not np.all(np.isfinite(mu)):
+            k, m = np.argwhere(~np.isfinite(mu))[0]
+            raise ValueError(f"means[{k}][{m}] = {mu[k, m]} is not finite")
+        if not isinstance(ladder, FidelityLadder):
+            raise ValueError("ladder must be a FidelityLadder")
+        if mu.shape[1] != ladder.M:
+            raise ValueError(f"means have {mu.shape[1]} fidelities per arm but the ladder has {ladder.M}")
+        self.noise = noise if isinstance(noise, NoiseSpec) else NoiseSpec.from_dict(noise)
+        if self.noise.kind == "bernoulli" and (mu.min() < 0 or mu.max() > 1):
+            k, m = np.argwhere((mu < 0) | (mu > 1))[0]
+            raise ValueError(f"means[{k}][{m}] = {mu[k, m]} is outside [0, 1], required for Bernoulli noise")
+        mu.setflags(write=False)
+        self.means = mu
+        self.ladder = ladder
+        self.source = source
+        self.name = name
+
+    # ----------------------------------------------------------------------------- properties
+    @property
+    def K(self) -> int:
+        return int(self.means.shape[0])
+
+    @property
+    def M(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def true_means(self) -> np.ndarray:
+        """µ_k^(M) for every arm."""
+        return self.means[:, -1]
+
+    @property
+    def best_arm(self) -> int:
+        """Index of the arm with the highest true mean (the first one if tied; see :attr:`has_unique_best`)."""
+        return int(np.argmax(self.true_means))
+
+    @property
+    def has_unique_best(self) -> bool:
+        t = self.true_means
+        return bool(np.sum(t == t.max()) == 1)
+
+    @property
+    def policy_noise(self) -> NoiseModel:
+        return self.noise.policy_noise()
+
+    def problem(
+        self, *, delta: float | None = None, budget: float | None = None, seed: int | None = None
+    ) -> dict[str, Any]:
+        """The ingredients :func:`mf_sched.registry.build_policy` needs to build a policy for this instance."""
+        return {
+            "n_arms": self.K,
+            "ladder": self.ladder,
+            "noise": self.policy_noise,
+            "delta": delta,
+            "budget": budget,
+            "seed": seed,
+        }
+
+    # ----------------------------------------------------------------------------- checks
+    def check_assumptions(self, atol: float = 1e-12) -> AssumptionReport:
+        """Check ``|µ_k^(m) − µ_k^(M)| ≤ ζ(m)`` for all (k, m), γ if given, and uniqueness of the best arm."""
+        zeta = np.asarray(self.ladder.zeta)
+        bias = self.means - self.true_means[:, None]
+        gap = np.abs(bias)
+        bad = np.argwhere(gap > zeta[None, :] + atol)
+        viol = [(int(k), int(m), float(gap[k, m]), float(zeta[m])) for k, m in bad]
+        gviol = []
+        if self.ladder.gamma is not None:
+            spread = bias.max(axis=0) - bias.min(axis=0)
+            for m, (s, g) in enumerate(zip(spread, self.ladder.gamma)):
+                if s > g + atol:
+                    gviol.append((m, float(s), float(g)))
+        return AssumptionReport(viol, gviol, self.has_unique_best)
+
+    # ----------------------------------------------------------------------------- sampling
+    def sample(self, arms: np.ndarray, fidelities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One independent observation per (arm, fidelity) pair (vectorised)."""
+        mu = self.means[arms, fidelities]
+        kind = self.noise.kind
+        if kind == "gaussian":
+            return mu + self.noise.sigma * rng.standard_normal(mu.shape)
+        if kind == "bernoulli":
+            return (rng.random(mu.shape) < mu).astype(float)
+        # truncated Gaussian by rejection (acceptance ≥ 68% when truncate_at ≥ sigma)
+        s, a = self.noise.sigma, self.noise.truncate_at
+        z = s * rng.standard_normal(mu.shape)
+        bad = np.abs(z) > a
+        while np.any(bad):
+            z[bad] = s * rng.standard_normal(int(bad.sum()))
+            bad = np.abs(z) > a
+        return mu + z
+
+    @classmethod
+    def synthetic(
+        cls,
+        n_arms: int,
+        costs: Any,
+        offsets: Any,
+        gamma: Any,
+        *,
+        sigma: float = 1.0,
+        min_gap: float = 0.0,
+        seed: int | None = None,
+    ) -> Instance:
+        """A random instance from Poiani et al. (2022)'s generator (§7, Synthetic A/B), **corrected**: the
+        authors' released generator builds arm 1 from arm 0 and skips the offset ``b_m`` for arms ≥ 2, so its
+        arm 1 can break the bias bound.
+
+        True means ``µ_{i,M} ~ N(0, 1)``; bias offsets ``b_m`` and spreads ``γ_m`` give
+        ``ζ_m = b_m + γ_m/2`` and ``µ_{i,m} = µ_{i,M} − b_m + U(−γ_m/2, γ_m/2)``, so every arm satisfies
+        ``|µ_{i,m} − µ_{i,M}| ≤ ζ_m`` and the realised bias spread is at most ``γ_m`` (the released code
+        built arm 1 from arm 0 and forgot ``b_m`` for the other arms). Gaussian noise with ``sigma``.
+        ``min_gap`` re-draws until the best and second-best true means differ by at least it.
+
+        >>> inst = Instance.synthetic(50, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=0)
+        >>> inst.K, inst.M, inst.check_assumptions().ok
+        (50, 3, True)
+        """
+        rng = np.random.default_rng(seed)
+        b = np.asarray(offsets, dtype=float)
+        g = np.asarray(gamma, dtype=float)
+        if b.shape != g.shape or b.ndim != 1:
+            raise ValueError("offsets and gamma must be 1-D sequences of the same length as costs")
+        for _ in range(10_000):
+            top = rng.standard_normal(n_arms)
+            srt = np.sort(top)
+            if n_arms < 2 or srt[-1] - srt[-2] >= min_gap:
+                break
+        else:  # pragma: no cover
+            raise ValueError(f"could not draw an instance with min_gap = {min_gap}")
+        means = top[:, None] - b[None, :] + rng.uniform(-g / 2, g / 2, size=(n_arms, b.size))
+        means[:, -1] = top
+        ladder = FidelityLadder(costs, (b + g / 2).tolist(), gamma=g.tolist())
+        return cls(
+            means,
+            ladder,
+            {"kind": "gaussian", "sigma": sigma},
+            source="mf_sched.Instance.synthetic (corrected Poiani et al. 2022 generator)",
+            name=f"synthetic-{n_arms}x{b.size}",
+        )
+
+    def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> Sampler:
+        """A fast one-at-a-time sampler drawing its noise from ``rng`` in blocks (see :class:`Sampler`).
+
+        ``semantics`` is the observation model the simulator runs (``"independent"`` or ``"resumable"``,
+        see :func:`mf_sched.sim.simulate.run_policy`). A simulated instance draws independent observations in
+        both (its means carry no per-run state); subclasses that replay real training runs
+        (:class:`mf_sched.curves.replay.ReplayBenchmark`) continue the same run under ``"resumable"``.
+        """
+        if semantics not in ("independent", "resumable"):
+            raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
+        return Sampler(self, rng, block)
+
+    # ----------------------------------------------------------------------------- (de)serialisation
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "means": self.means.tolist(),
+            "costs": list(self.ladder.costs),
+            "zeta": list(self.ladder.zeta),
+            "noise": self.noise.to_dict(),
+        }
+        if self.ladder.gamma is not None:
+            d["gamma"] = list(self.ladder.gamma)
+        if self.ladder.resources is not None:
+            d["resources"] = list(self.ladder.resources)
+        if self.source:
+            d["source"] = self.source
+        if self.name:
+            d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, *, name: str | None = None) -> Instance:
+        """Validate and build an instance from the JSON format (see the module docstring)."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"an instance must be a JSON object, got {type(d).__name__}")
+        allowed = {"means", "costs", "zeta", "gamma", "noise", "source", "name", "resources"}
+        extra = set(d) - allowed
+        if extra:
+            raise ValueError(f"instance has unknown keys {sorted(extra)}; accepted: {sorted(allowed)}")
+        for key in ("means", "costs", "zeta", "noise"):
+            if key not in d:
+                raise ValueError(f"instance is missing the required key {key!r}")
+        means = d["means"]
+        if not isinstance(means, list) or not means or not all(isinstance(r, list) for r in means):
+            raise ValueError("instance 'means' must be a non-empty list of lists (K rows of M fidelities)")
+        widths = {len(r) for r in means}
+        if len(widths) != 1:
+            raise ValueError(f"every row of 'means' must have the same length; got lengths {sorted(widths)}")
+        for k, row in enumerate(means):
+            for m, v in enumerate(row):
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ValueError(f"means[{k}][{m}] must be a number, got {v!r}")
+        for key in ("source", "name"):
+            if key in d and d[key] is not None and not isinstance(d[key], str):
+                raise ValueError(f"instance '{key}' must be a string")
+        ladder = FidelityLadder(d["costs"], d["zeta"], gamma=d.get("gamma"), resources=d.get("resources"))
+        return cls(means, ladder, d["noise"], source=d.get("source"), name=d.get("name") or name)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    def __repr__(self) -> str:
+        return f"Instance(name={self.name!r}, K={self.K}, M={self.M}, noise={self.noise.kind})"
+
+
+def read_instance_json(path: str | os.PathLike[str]) -> Any:
+    """Read an instance file's JSON (size-capped, UTF-8; never evaluated). Shared by every instance kind.
+
+    Raises FileNotFoundError when missing and ValueError (naming the file) when it is a directory (or not a
+    regular file), too large or not JSON.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"instance path {str(p)!r} is a directory; give the path of an instance JSON file")
+    if not p.exists():
+        raise FileNotFoundError(f"instance file {str(p)!r} does not exist")
+    if not p.is_file():
+        raise ValueError(f"instance path {str(p)!r} is not a regular file; give the path of an instance JSON file")
+    size = p.stat().st_size
+    if size > _MAX_FILE_BYTES:
+        raise ValueError(f"instance file {str(p)!r} is {size} bytes; the limit is {_MAX_FILE_BYTES}")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"instance file {str(p)!r} is not valid JSON: {e}") from None
+
+
+def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instance:
+    """Load and validate an instance JSON file.
+
+    Raises ValueError (naming the field) on malformed content; warns with :class:`AssumptionWarning`
+    when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
+    """
+    p = Path(path)
+    data = read_instance_json(p)
+    try:
+        inst = Instance.from_dict(data, name=p.stem)
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from None
+    if warn:
+        rep = inst.check_assumptions()
+        if not rep.ok:
+            warnings.warn(f"{p.name}: {rep.summary()}", AssumptionWarning, stacklevel=2)
+    return inst
+
+
+class Sampler:
+    """Draws observations of an :class:`Instance` one at a time, fast: the noise is generated by
+    :meth:`Instance.sample` in blocks of ``block`` draws (at a fixed reference arm) and handed out in
+    order, so a simulation's per-pull overhead stays in the microseconds. Deterministic given ``rng``.
+
+    >>> inst = Instance([[0.25]], FidelityLadder([1]), {"kind": "bernoulli"})
+    >>> s = inst.sampler(np.random.default_rng(0))
+    >>> sorted({s.draw_one(0, 0) for _ in range(100)})
+    [0.0, 1.0]
+    """
+
+    def __init__(self, instance: Instance, rng: np.random.Generator, block: int = 4096) -> None:
+        self.instance = instance
+        self.rng = rng
+        self.block = block
+        self._buf: list[float] = []
+        self._pos = 0
+        self._means = instance.means.tolist()
+        self._kind = instance.noise.kind
+
+    def _refill(self) -> None:
+        if self._kind == "bernoulli":
+            self._buf = self.rng.random(self.block).tolist()  # uniforms; compared with the mean
+        else:
+            z = self.instance.sample(
+                np.zeros(self.block, dtype=np.int64), np.zeros(self.block, dtype=np.int64), self.rng
+            )
+            self._buf = (z - self.instance.means[0, 0]).tolist()  # centred noise
+        self._pos = 0
+
+    def draw_one(self, arm: int, fidelity: int) -> float:
+        if self._pos >= len(self._buf):
+            self._refill()
+        u = self._buf[self._pos]
+        self._pos += 1
+        mu = self._means[arm][fidelity]
+        if self._kind == "bernoulli":
+            return 1.0 if u < mu else 0.0
+        return mu + u
+
+    def draw(self, arms: np.ndarray, fidelities: np.ndarray) -> np.ndarray:
+        return self.instance.sample(arms, fidelities, self.rng)

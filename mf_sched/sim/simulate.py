@@ -1,0 +1,670 @@
+"""Drive any policy against a simulated instance: one run, or many seeds in parallel processes.
+
+:func:`run_policy` plays one policy until it is done, until a cost budget, or until a pull cap:
+
+* ``workers=W`` keeps up to ``W`` pulls outstanding (``None``: as many as the policy hands out).
+  ``completion="random"`` completes one outstanding pull at a time, chosen uniformly at random
+  (asynchronous workers; results come back in any order); ``completion="batch"`` completes every
+  outstanding pull together once the workers are full or the policy waits (synchronous workers with a
+  barrier; with ``workers=None`` a round-based policy then runs one round per step, the fast path used
+  by the paper reproductions). With ``workers=1`` both are the papers' sequential model.
+* ``semantics="independent"`` (the papers): every pull is a fresh sample costing ``λ(m)``.
+  ``semantics="resumable"`` additionally meters the cost of the *resumable runs* model: an
+  arm's replicas are training runs; a pull at ``m`` advances the most advanced replica of that arm that
+  is still below ``m`` (cost ``λ(m) − λ(m')``) or starts a new replica (cost ``λ(m)``). Observations
+  stay independent draws in the simulator (a simplification: real learning curves are correlated).
+* a ``budget`` stops issuing pulls before the committed cost would exceed it (pulls beyond it are
+  given back to the policy) — the capital Λ of the regret papers, or a cost cap.
+* ``trace=True`` keeps the issued pulls in issue order (:attr:`RunResult.trace`); :func:`regret_curve`
+  turns a trace into both regrets at every capital ``Λ' ≤ Λ`` (one run of an anytime policy gives the
+  whole regret-vs-capital curve).
+
+:func:`run_many` repeats runs over seeds (process-parallel, deterministic given ``seed`` whatever
+``n_jobs``) and summarises them: mean cost with a 95% confidence interval (Student t), median, error
+rate, regrets, and the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`): ``lower_bound`` is Wang et al.
+(2023) Thm 3.1 / Poiani et al. (2022) Thm 1, ``tight_lower_bound`` the tight bound of Poiani et al. (2024)
+(``C*(µ) · kl(δ, 1 − δ)``, Gaussian instances only), each with its ``cost_over_…`` ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mf_sched._progress import Progress
+from mf_sched.policy import Policy, Recommendation
+from mf_sched.registry import build_policy, get_policy
+from mf_sched.sim.bounds import instance_lower_bound, instance_tight_lower_bound
+from mf_sched.sim.instance import Instance
+
+__all__ = [
+    "run_policy",
+    "run_many",
+    "policy_for",
+    "summarize",
+    "mean_ci95",
+    "RunResult",
+    "Summary",
+    "PolicyStalledError",
+    "ResumableMeter",
+    "regret_curve",
+    "is_correct",
+    "tolerance",
+]
+
+
+class PolicyStalledError(RuntimeError):
+    """The policy is not done, has nothing outstanding and hands out nothing: a protocol violation."""
+
+
+class ResumableMeter:
+    """Cost of the *resumable runs* semantics: per arm, replicas advancing through fidelities.
+
+    >>> from mf_sched import FidelityLadder
+    >>> meter = ResumableMeter(FidelityLadder([1, 3, 9], [0.2, 0.1, 0.0]))
+    >>> [meter.charge(0, m) for m in (0, 1, 2, 0)]   # one run advanced 0→1→2, then a new replica
+    [1.0, 2.0, 6.0, 1.0]
+    """
+
+    def __init__(self, ladder: Any) -> None:
+        self.costs = np.asarray(ladder.costs, dtype=float)
+        self.replicas: dict[int, list[int]] = {}
+        self.total = 0.0
+
+    def charge(self, arm: int, m: int) -> float:
+        reps = self.replicas.setdefault(arm, [])
+        best = -1
+        best_level = -1
+        for i, level in enumerate(reps):
+            if best_level < level < m:
+                best, best_level = i, level
+        if best < 0:
+            reps.append(m)
+            c = float(self.costs[m])
+        else:
+            reps[best] = m
+            c = float(self.costs[m] - self.costs[best_level])
+        self.total += c
+        return c
+
+
+@dataclass
+class RunResult:
+    """Outcome of one simulated run."""
+
+    policy: str
+    seed: int | None
+    cost: float
+    n_pulls: int
+    recommendation: Recommendation
+    correct: bool
+    stop_reason: str
+    simple_regret: float
+    regret_kandasamy: float
+    regret_wang: float
+    pulls_per_fidelity: list[int]
+    resumable_cost: float | None = None
+    wall_time: float = 0.0
+    #: with ``run_policy(..., trace=True)``: ``(arms, fidelities)`` of the pulls in the order they were
+    #: issued (pulls the runner gave back are left out); not part of :meth:`to_dict`
+    trace: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "seed": self.seed,
+            "cost": self.cost,
+            "n_pulls": self.n_pulls,
+            "recommendation": self.recommendation.to_dict(),
+            "correct": self.correct,
+            "stop_reason": self.stop_reason,
+            "simple_regret": self.simple_regret,
+            "regret_kandasamy": self.regret_kandasamy,
+            "regret_wang": self.regret_wang,
+            "pulls_per_fidelity": self.pulls_per_fidelity,
+            "resumable_cost": self.resumable_cost,
+            "wall_time": self.wall_time,
+        }
+
+
+def tolerance(policy: Policy) -> float:
+    """The gap within which an answer counts as correct: the policy's ``epsilon`` (its target is an
+    ``ε``-optimal arm, e.g. LUCB1 or IISE with ``epsilon > 0``), else 0."""
+    eps = getattr(policy, "epsilon", None)
+    return float(eps) if isinstance(eps, (int, float)) and not isinstance(eps, bool) and eps > 0 else 0.0
+
+
+def is_correct(arm: int | None, instance: Instance, epsilon: float = 0.0) -> bool:
+    """Whether recommending ``arm`` is right on ``instance``: its true mean is within ``epsilon`` of the best
+    one. With ``epsilon = 0`` every arm of a tie for the best is right (an instance with tied best arms has
+    several correct answers, e.g. for Successive Halving), and only those.
+
+    >>> from mf_sched.ladder import FidelityLadder
+    >>> inst = Instance([[0.5], [0.7], [0.7]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+    >>> [is_correct(a, inst) for a in (0, 1, 2, None)], is_correct(0, inst, epsilon=0.25)
+    ([False, True, True, False], True)
+    """
+    if arm is None:
+        return False
+    true = instance.true_means
+    return bool(true[arm] >= float(true.max()) - epsilon)
+
+
+def _check_workers(workers: int | None) -> int:
+    if workers is None:
+        return 1 << 62
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers = {workers!r} is out of range; accepted: an integer >= 1, or None (unlimited)")
+    return int(workers)
+
+
+def run_policy(
+    policy: Policy,
+    instance: Instance,
+    *,
+    budget: float | None = None,
+    workers: int | None = 1,
+    completion: str = "random",
+    semantics: str = "independent",
+    seed: int | np.random.SeedSequence | None = None,
+    max_pulls: int | None = None,
+    trace: bool = False,
+) -> RunResult:
+    """Play ``policy`` on ``instance`` until it is done, the budget is spent, or ``max_pulls`` pulls.
+
+    With ``trace=True`` the result keeps the issued pulls in issue order (:attr:`RunResult.trace`), for
+    :func:`regret_curve`.
+
+    Example:
+        >>> from mf_sched import policy_for
+        >>> from mf_sched.sim.instance import Instance
+        >>> from mf_sched.ladder import FidelityLadder
+        >>> inst = Instance([[0.4, 0.5], [0.5, 0.9]], FidelityLadder([0.5, 5.0], [0.45, 0.0]),
+        ...                 {"kind": "gaussian", "sigma": 0.1})
+        >>> res = run_policy(policy_for("se", inst, delta=0.05, seed=0), inst, seed=1)
+        >>> res.correct, res.stop_reason
+        (True, 'done')
+    """
+    if policy.n_arms != instance.K or policy.M != instance.M:
+        raise ValueError(
+            f"policy is for {policy.n_arms} arms × {policy.M} fidelities "
+            f"but the instance has {instance.K} × {instance.M}"
+        )
+    if completion not in ("random", "batch"):
+        raise ValueError(f"completion = {completion!r} is unknown; accepted: 'random', 'batch'")
+    if semantics not in ("independent", "resumable"):
+        raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget = {budget} is out of range; accepted: a finite number > 0, or None")
+    if max_pulls is not None and max_pulls < 1:
+        raise ValueError(f"max_pulls = {max_pulls} is out of range; accepted: an integer >= 1, or None")
+    if budget is None and policy.budget is None and max_pulls is None and policy.objective == "regret":
+        raise ValueError(f"policy {policy.name!r} never stops by itself: give a budget (the capital Λ)")
+    W = _check_workers(workers)
+    rng = np.random.default_rng(seed)
+    sampler = instance.sampler(rng, semantics=semantics)
+    costs = np.asarray(instance.ladder.costs, dtype=float)
+    meter = ResumableMeter(instance.ladder) if semantics == "resumable" else None
+    outstanding: list[Any] = []
+    stop_reason: str | None = None
+    issued = 0
+    trace_arms: list[int] = []
+    trace_fids: list[int] = []
+    t0 = time.perf_counter()
+
+    def complete(pulls: list[Any]) -> None:
+        if len(pulls) == 1:
+            p = pulls[0]
+            policy.tell(p, sampler.draw_one(p.arm, p.fidelity))
+            if meter is not None:
+                meter.charge(p.arm, p.fidelity)
+            return
+        arms = np.fromiter((p.arm for p in pulls), dtype=np.int64, count=len(pulls))
+        fids = np.fromiter((p.fidelity for p in pulls), dtype=np.int64, count=len(pulls))
+        policy.tell_batch(pulls, sampler.draw(arms, fids))
+        if meter is not None:
+            for a, f in zip(arms.tolist(), fids.tolist()):
+                meter.charge(a, f)
+
+    while True:
+        free = W - len(outstanding)
+        if free > 0 and stop_reason is None:
+            if max_pulls is not None:
+                free = min(free, max_pulls - issued)
+            new = policy.ask_batch(free) if free > 0 else []
+            if budget is not None and new:
+                c = np.cumsum(costs[[p.fidelity for p in new]])
+                room = budget * (1 + 1e-12) - policy.committed_cost + float(c[-1])
+                ok = int(np.searchsorted(c, room, side="right"))
+                if ok < len(new):
+                    for p in new[ok:]:
+                        policy.give_back(p)
+                    new = new[:ok]
+                    stop_reason = "budget"
+            issued += len(new)
+            outstanding.extend(new)
+            if trace:
+                trace_arms.extend(p.arm for p in new)
+                trace_fids.extend(p.fidelity for p in new)
+            if max_pulls is not None and issued >= max_pulls and stop_reason is None:
+                stop_reason = "max-pulls"
+        if not outstanding:
+            if stop_reason is None:
+                if policy.done:
+                    stop_reason = "budget" if policy.recommendation().reason == "budget" else "done"
+                else:
+                    raise PolicyStalledError(
+                        f"policy {policy.name!r} is not done but hands out nothing with no pull outstanding"
+                    )
+            break
+        if completion == "batch" or W == 1 or len(outstanding) == 1:
+            batch, outstanding = outstanding, []
+            complete(batch)
+        else:
+            j = int(rng.integers(len(outstanding)))
+            outstanding[j], outstanding[-1] = outstanding[-1], outstanding[j]
+            complete([outstanding.pop()])
+
+    rec = policy.recommendation()
+    true = instance.true_means
+    best = float(true.max())
+    counts = policy.counts
+    capital = budget if budget is not None else (policy.budget if policy.budget is not None else policy.cost)
+    per_arm = counts.sum(axis=1)
+    regret_k = capital * best - float((counts * costs[None, :]).sum(axis=1) @ true)
+    regret_w = capital / costs[0] * best - float(per_arm @ true)
+    correct = is_correct(rec.arm, instance, tolerance(policy))
+    simple = best - float(true[rec.arm]) if rec.arm is not None else float("nan")
+    return RunResult(
+        policy=policy.name,
+        seed=None,
+        cost=policy.cost,
+        n_pulls=policy.n_pulls,
+        recommendation=rec,
+        correct=correct,
+        stop_reason=stop_reason,
+        simple_regret=simple,
+        regret_kandasamy=regret_k,
+        regret_wang=regret_w,
+        pulls_per_fidelity=counts.sum(axis=0).tolist(),
+        resumable_cost=None if meter is None else meter.total,
+        wall_time=time.perf_counter() - t0,
+        trace=(np.array(trace_arms, dtype=np.int64), np.array(trace_fids, dtype=np.int64)) if trace else None,
+    )
+
+
+def regret_curve(instance: Instance, arms: Any, fidelities: Any, capitals: Any) -> dict[str, np.ndarray]:
+    """Both cumulative pseudo-regrets of a play sequence at every capital in ``capitals``.
+
+    The plays ``(arms[t], fidelities[t])`` are taken in order; at capital ``Λ`` the first ``N(Λ)`` of them
+    count, ``N(Λ) = max{n : Σ_{t≤n} λ(m_t) ≤ Λ}`` (Kandasamy et al. 2016 §2, Wang et al. 2023 §4). With
+    ``µ⋆`` the best true mean and ``µ_k`` arm k's true (highest-fidelity) mean:
+
+    * ``"kandasamy"``: ``Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}`` (Kandasamy et al. 2016, Eq. 1);
+    * ``"wang"``: ``(Λ/λ(1)) µ⋆ − Σ_{t≤N} µ_{I_t}`` (Wang et al. 2023, Eq. 9);
+    * ``"plays"`` (``N(Λ)``) and ``"cost"`` (``Σ_{t≤N} λ(m_t)``).
+
+    For a policy that does not use its capital (MF-UCB, UCB1: anytime) one run to ``Λ_max`` gives the
+    curve for every ``Λ ≤ Λ_max`` (truncate the play sequence at ``N(Λ)``, the largest ``n`` with
+    ``Σ_{t≤n} λ(m_t) ≤ Λ``, Kandasamy et al. 2016, §2); a policy whose decisions depend on ``Λ``
+    (Wang's Elimination) needs one run per capital. At the run's own budget the values equal
+    :attr:`RunResult.regret_kandasamy` and :attr:`RunResult.regret_wang`.
+
+    >>> from mf_sched.ladder import FidelityLadder
+    >>> inst = Instance([[0.2, 0.4], [0.6, 0.8]], FidelityLadder([1.0, 10.0], [0.2, 0.0]), {"kind": "bernoulli"})
+    >>> c = regret_curve(inst, [0, 1, 1], [0, 1, 0], [1, 11, 12, 100])
+    >>> c["plays"].tolist(), np.round(c["kandasamy"], 6).tolist(), np.round(c["wang"], 6).tolist()
+    ([1, 2, 3, 3], [0.4, 0.4, 0.4, 70.8], [0.4, 7.6, 7.6, 78.0])
+    """
+    a = np.asarray(arms, dtype=np.int64).ravel()
+    f = np.asarray(fidelities, dtype=np.int64).ravel()
+    if a.shape != f.shape:
+        raise ValueError(f"arms and fidelities must have the same length, got {a.size} and {f.size}")
+    if a.size and (a.min() < 0 or a.max() >= instance.K or f.min() < 0 or f.max() >= instance.M):
+        raise ValueError(f"arms must lie in 0..{instance.K - 1} and fidelities in 0..{instance.M - 1}")
+    cap = np.asarray(capitals, dtype=float)
+    if cap.size and not (np.all(np.isfinite(cap)) and cap.min() >= 0):
+        raise ValueError("capitals must be finite numbers >= 0")
+    costs = np.asarray(instance.ladder.costs, dtype=float)
+    true = instance.true_means
+    best = float(true.max())
+    cum_cost = np.concatenate(([0.0], np.cumsum(costs[f])))
+    cum_weighted = np.concatenate(([0.0], np.cumsum(costs[f] * true[a])))
+    cum_reward = np.concatenate(([0.0], np.cumsum(true[a])))
+    # N(Λ): the largest n with cum_cost[n] <= Λ (tolerance as in the budget checks)
+    n = np.searchsorted(cum_cost, cap * (1 + 1e-12), side="right") - 1
+    return {
+        "capital": cap,
+        "plays": n,
+        "cost": cum_cost[n],
+        "kandasamy": cap * best - cum_weighted[n],
+        "wang": cap / costs[0] * best - cum_reward[n],
+    }
+
+
+def policy_for(
+    name: str,
+    instance: Instance,
+    *,
+    delta: float | None = None,
+    budget: float | None = None,
+    seed: int | None = None,
+    **params: Any,
+) -> Policy:
+    """Build registered policy ``name`` for ``instance`` (its arms, ladder and noise model).
+
+    >>> from mf_sched.sim.instance import Instance
+    >>> from mf_sched.ladder import FidelityLadder
+    >>> inst = Instance([[0.2], [0.8]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+    >>> policy_for("lucb1", inst, delta=0.1).n_arms
+    2
+
+    ``delta``, ``budget`` and ``seed`` are keyword arguments of their own; ``n_arms``, ``ladder`` and
+    ``noise`` come from the instance. Passing any of them among the policy parameters is a ValueError
+    that says so (not a TypeError about a duplicate keyword).
+    """
+    check_params(params)
+    return build_policy(name, instance.problem(delta=delta, budget=budget, seed=seed), **params)
+
+
+_FROM_INSTANCE = ("n_arms", "ladder", "noise")
+_OWN_ARGUMENTS = ("delta", "budget", "seed")
+
+
+def check_params(params: Mapping[str, Any]) -> None:
+    """Reject policy parameters that :func:`policy_for` sets itself (see there)."""
+    for key in params:
+        if key in _FROM_INSTANCE:
+            raise ValueError(f"parameter {key!r} is set by the instance; it cannot be passed as a policy parameter")
+        if key in _OWN_ARGUMENTS:
+            raise ValueError(
+                f"parameter {key!r} is an argument of its own (delta=, budget=, seed= of policy_for/run_many; "
+                f"--{key} on the command line), not a policy parameter"
+            )
+
+
+# ---------------------------------------------------------------------------------------------- many runs
+PolicyFactory = Callable[[Instance, int], Policy]
+
+
+@dataclass
+class Summary:
+    """Aggregate of many runs of one policy on one instance (see :func:`run_many`)."""
+
+    policy: str
+    runs: int
+    delta: float | None
+    error_rate: float
+    cost_mean: float
+    cost_ci95: float
+    cost_median: float
+    cost_std: float
+    lower_bound: float | None
+    recommendations: dict[str, int]
+    certified_rate: float
+    stop_reasons: dict[str, int]
+    simple_regret_mean: float
+    regret_kandasamy_mean: float
+    regret_wang_mean: float
+    pulls_per_fidelity_mean: list[float]
+    resumable_cost_mean: float | None = None
+    lower_bound_note: str = ""
+    instance: str | None = None
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    results: list[RunResult] = field(default_factory=list)
+    tight_lower_bound: float | None = None
+    tight_lower_bound_note: str = ""
+
+    @property
+    def cost_over_lower_bound(self) -> float | None:
+        """Mean cost over the Wang et al. (2023) Thm 3.1 / Poiani et al. (2022) Thm 1 bound."""
+        if not self.lower_bound:
+            return None
+        return self.cost_mean / self.lower_bound
+
+    @property
+    def cost_over_tight_lower_bound(self) -> float | None:
+        """Mean cost over the tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)``."""
+        if not self.tight_lower_bound:
+            return None
+        return self.cost_mean / self.tight_lower_bound
+
+    def to_dict(self, per_run: bool = False) -> dict[str, Any]:
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        d: dict[str, Any] = {
+            "policy": self.policy,
+            "runs": self.runs,
+            "delta": self.delta,
+            "error_rate": self.error_rate,
+            "cost": {
+                "mean": num(self.cost_mean),
+                "ci95": num(self.cost_ci95),
+                "median": num(self.cost_median),
+                "std": num(self.cost_std),
+            },
+            "lower_bound": num(self.lower_bound),
+            "cost_over_lower_bound": num(self.cost_over_lower_bound),
+            "tight_lower_bound": num(self.tight_lower_bound),
+            "cost_over_tight_lower_bound": num(self.cost_over_tight_lower_bound),
+            "recommendations": self.recommendations,
+            "certified_rate": self.certified_rate,
+            "stop_reasons": self.stop_reasons,
+            "regret": {
+                "simple": num(self.simple_regret_mean),
+                "kandasamy": num(self.regret_kandasamy_mean),
+                "wang": num(self.regret_wang_mean),
+            },
+            "pulls_per_fidelity": self.pulls_per_fidelity_mean,
+            "resumable_cost": num(self.resumable_cost_mean),
+            "lower_bound_note": self.lower_bound_note,
+            "tight_lower_bound_note": self.tight_lower_bound_note,
+            "instance": self.instance,
+            "assumptions": self.assumptions,
+        }
+        if per_run:
+            d["per_run"] = [r.to_dict() for r in self.results]
+        return d
+
+
+def mean_ci95(x: Any) -> tuple[float, float]:
+    """Mean and half-width of the 95% Student-t confidence interval (NaN half-width for n < 2).
+
+    >>> m, h = mean_ci95([1.0, 2.0, 3.0]); round(m, 3), round(h, 3)
+    (2.0, 2.484)
+    """
+    a = np.asarray(x, dtype=float)
+    if a.size == 0:
+        return float("nan"), float("nan")
+    m = float(a.mean())
+    if a.size < 2:
+        return m, float("nan")
+    from scipy import stats  # lazy: scipy.stats costs ~1 s of import time
+
+    return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
+
+
+def _one_run(args: tuple[Any, ...]) -> RunResult:
+    factory, instance, ss, budget, workers, completion, semantics, max_pulls = args
+    pol_seed, obs_seed = ss.spawn(2)
+    policy = factory(instance, int(pol_seed.generate_state(1, dtype=np.uint32)[0]))
+    return run_policy(
+        policy,
+        instance,
+        budget=budget,
+        workers=workers,
+        completion=completion,
+        semantics=semantics,
+        seed=obs_seed,
+        max_pulls=max_pulls,
+    )
+
+
+@dataclass(frozen=True)
+class _RegistryFactory:
+    """Picklable factory building a registered policy for an instance."""
+
+    name: str
+    delta: float | None
+    budget: float | None
+    params: tuple[tuple[str, Any], ...]
+
+    def __call__(self, instance: Instance, seed: int) -> Policy:
+        return policy_for(self.name, instance, delta=self.delta, budget=self.budget, seed=seed, **dict(self.params))
+
+
+def run_many(
+    policy: str | PolicyFactory,
+    instance: Instance,
+    *,
+    runs: int = 10,
+    seed: int = 0,
+    delta: float | None = None,
+    budget: float | None = None,
+    params: Mapping[str, Any] | None = None,
+    workers: int | None = 1,
+    completion: str = "random",
+    semantics: str = "independent",
+    max_pulls: int | None = None,
+    n_jobs: int | None = 1,
+    progress: bool = True,
+    keep_results: bool = True,
+    bounds: bool = True,
+    bounds_time_limit: float | None = None,
+) -> Summary:
+    """Run ``runs`` independent seeds of a policy on an instance and summarise them.
+
+    Args:
+        policy: a registry name (built with :func:`~mf_sched.registry.build_policy` from the instance,
+            ``delta``, ``budget`` and ``params``) or a picklable factory ``(instance, seed) -> Policy``.
+        seed: root seed; run ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the policy and
+            the observations, so results do not depend on ``n_jobs``.
+        delta: δ given to the policy; None leaves the policy's default, which the summary then reports
+            (read from the runs' recommendations) and uses for the lower bounds.
+        n_jobs: worker processes (``None``: all CPUs); 1 runs in this process. Ctrl-C
+            (``KeyboardInterrupt``) cancels the pending runs and terminates the workers.
+        budget: cost cap given to the policy (when it is built from a name) and enforced by the runner.
+        bounds: compute the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`); False skips them.
+        bounds_time_limit: seconds allowed for the tight bound (a valid, looser bound is reported when it
+            runs out; the note says so); None: no limit.
+
+    Example:
+        >>> from mf_sched.sim.instance import Instance
+        >>> from mf_sched.ladder import FidelityLadder
+        >>> inst = Instance([[0.2], [0.8]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+        >>> s = run_many("se", inst, runs=4, delta=0.1, progress=False)
+        >>> s.error_rate, s.runs
+        (0.0, 4)
+    """
+    from mf_sched._parallel import process_pool
+
+    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
+        raise ValueError(f"runs = {runs!r} is out of range; accepted: an integer >= 1")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+        raise ValueError(f"n_jobs = {n_jobs!r} is out of range; accepted: an integer >= 1, or None (all CPUs)")
+    if isinstance(policy, str):
+        get_policy(policy)  # fail fast on an unknown name
+        check_params(params or {})
+        factory: PolicyFactory = _RegistryFactory(policy, delta, budget, tuple(sorted((params or {}).items())))
+        name = policy
+    else:
+        factory = policy
+        name = getattr(policy, "name", None) or getattr(policy, "__name__", "custom")
+    children = np.random.SeedSequence(seed).spawn(runs)
+    jobs = [(factory, instance, ss, budget, workers, completion, semantics, max_pulls) for ss in children]
+    n_jobs = (os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
+    results: list[RunResult] = []
+    with Progress(runs, f"{name} x{runs}", progress) as bar:
+        if n_jobs <= 1 or runs == 1:
+            for j in jobs:
+                results.append(_one_run(j))
+                bar.update()
+        else:
+            with process_pool(min(n_jobs, runs)) as ex:
+                for r in ex.map(_one_run, jobs):
+                    results.append(r)
+                    bar.update()
+    for i, r in enumerate(results):
+        r.seed = i
+    if delta is None:  # the policy's default δ, as its recommendations report it
+        used = {r.recommendation.delta for r in results}
+        if len(used) == 1:
+            delta = used.pop()
+    return summarize(
+        results,
+        instance,
+        delta=delta,
+        keep_results=keep_results,
+        bounds=bounds,
+        bounds_time_limit=bounds_time_limit,
+        progress=progress,
+    )
+
+
+def summarize(
+    results: list[RunResult],
+    instance: Instance,
+    *,
+    delta: float | None,
+    keep_results: bool = True,
+    bounds: bool = True,
+    bounds_time_limit: float | None = None,
+    progress: bool = False,
+) -> Summary:
+    """Aggregate :class:`RunResult` objects (see :class:`Summary`); ``bounds``, ``bounds_time_limit``: see
+    :func:`run_many`."""
+    costs = np.array([r.cost for r in results], dtype=float)
+    mean, ci = mean_ci95(costs)
+    lb_value = tight_value = None
+    note = tight_note = ""
+    if not bounds:
+        note = tight_note = "skipped (bounds=False / --no-bounds)"
+    elif delta is None:
+        note = tight_note = "no confidence δ: the bounds are for δ-correct policies"
+    elif not (instance.has_unique_best and instance.K >= 2):
+        note = tight_note = "the best arm is not unique: best-arm identification has no finite lower bound"
+    else:
+        lb = instance_lower_bound(instance, delta)
+        lb_value, note = lb.value, lb.note
+        tight = instance_tight_lower_bound(instance, delta, time_limit=bounds_time_limit, progress=progress)
+        if tight is None:
+            tight_note = "the tight bound is derived for Gaussian noise only"
+        else:
+            tight_value, tight_note = tight.value, tight.note
+    recs = Counter("none" if r.recommendation.arm is None else str(r.recommendation.arm) for r in results)
+    res_costs = [r.resumable_cost for r in results if r.resumable_cost is not None]
+    return Summary(
+        policy=results[0].policy,
+        runs=len(results),
+        delta=delta,
+        error_rate=float(np.mean([not r.correct for r in results])),
+        cost_mean=mean,
+        cost_ci95=ci,
+        cost_median=float(np.median(costs)),
+        cost_std=float(costs.std(ddof=1)) if costs.size > 1 else float("nan"),
+        lower_bound=lb_value,
+        recommendations=dict(sorted(recs.items(), key=lambda kv: -kv[1])),
+        certified_rate=float(np.mean([r.recommendation.certified for r in results])),
+        stop_reasons=dict(Counter(r.stop_reason for r in results)),
+        simple_regret_mean=float(np.nanmean([r.simple_regret for r in results]))
+        if any(math.isfinite(r.simple_regret) for r in results)
+        else float("nan"),
+        regret_kandasamy_mean=float(np.mean([r.regret_kandasamy for r in results])),
+        regret_wang_mean=float(np.mean([r.regret_wang for r in results])),
+        pulls_per_fidelity_mean=np.mean([r.pulls_per_fidelity for r in results], axis=0).tolist(),
+        resumable_cost_mean=float(np.mean(res_costs)) if res_costs else None,
+        lower_bound_note=note,
+        instance=instance.name,
+        assumptions=instance.check_assumptions().to_dict(),
+        results=results if keep_results else [],
+        tight_lower_bound=tight_value,
+        tight_lower_bound_note=tight_note,
+    )
