@@ -41,13 +41,14 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """One local Ray for the whole test session (tests/test_ray.py, tests/test_nas_examples.py); always shut down.
+    """One local Ray for the whole test session (tests/integrations/test_ray.py, test_nas_examples.py); always shut
+    down.
 
-    Ray's workers import trainables by module: this folder (test_ray's trainables) and the repository root
+    Ray's workers import trainables by module: tests/integrations (test_ray's trainables) and the repository root
     (``examples.nas``) go on their PYTHONPATH."""
     ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    paths = (str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH", ""))
+    paths = (str(ROOT / "tests" / "integrations"), str(ROOT), os.environ.get("PYTHONPATH", ""))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield

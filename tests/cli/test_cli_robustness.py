@@ -18,7 +18,7 @@ from mf_sched import FidelityLadder, Instance
 from mf_sched.cli import main
 from mf_sched.sim.simulate import is_correct, policy_for, run_many, run_policy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

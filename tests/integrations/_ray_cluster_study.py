@@ -1,7 +1,7 @@
 """A small study with the default IISEScheduler() on a two-node local Ray cluster (ray.cluster_utils.Cluster,
-one CPU per node). Run by tests/test_ray_faults.py in a subprocess, so that it never meets the test session's
-Ray: ``python tests/_ray_cluster_study.py WORKDIR OUT_JSON``. Writes the answer, the nodes the trials ran on,
-the number of epochs trained twice, the certificate and the wall time to OUT_JSON."""
+one CPU per node). Run by tests/integrations/test_ray_faults.py in a subprocess, so that it never meets the test
+session's Ray: ``python tests/integrations/_ray_cluster_study.py WORKDIR OUT_JSON``. Writes the answer, the nodes the
+trials ran on, the number of epochs trained twice, the certificate and the wall time to OUT_JSON."""
 
 from __future__ import annotations
 

@@ -318,7 +318,7 @@ def test_nasbench201_example_instance():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "nasbench201_mixture.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "nasbench201_mixture.py"
     spec = importlib.util.spec_from_file_location("nasbench201_mixture", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
