@@ -79,13 +79,17 @@ def test_the_packages_that_were_modules_re_export_their_public_names():
     import mf_sched.cli
     import mf_sched.cli.app
     import mf_sched.constrained
+    import mf_sched.constrained.instance
     import mf_sched.constrained.runner
+    import mf_sched.constrained.tang2024
     import mf_sched.curves
     import mf_sched.curves.learning_curves
 
     for package, module in (
         (mf_sched.curves, mf_sched.curves.learning_curves),
+        (mf_sched.constrained, mf_sched.constrained.instance),
         (mf_sched.constrained, mf_sched.constrained.runner),
+        (mf_sched.constrained, mf_sched.constrained.tang2024),
         (mf_sched.cli, mf_sched.cli.app),
     ):
         assert set(module.__all__) <= set(package.__all__)

@@ -6,7 +6,7 @@
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
                       [--json] [--per-run] [--no-progress] [--no-bounds] [--bounds-time-limit S]
 
-A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained.runner`) is run by the
+A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained.instance`) is run by the
 mixture policies (``sfsr``, ``uslp``) with ``--param pull_budget=N``; the JSON then reports the error
 rate of the support (Wilson interval), pulls used, regret and constraint violations of the mixture.
 
@@ -233,7 +233,8 @@ def _tie_cap(args: argparse.Namespace, instance: Any) -> None:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     get_policy(args.policy)
-    from mf_sched.constrained.runner import cli_simulate, is_constrained_file
+    from mf_sched.cli._constrained_cli import cli_simulate
+    from mf_sched.constrained.instance import is_constrained_file
 
     delta_given = args.delta is not None or any(k == "delta" for k, _ in args.param)
     if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP
