@@ -27,7 +27,7 @@ def main(workdir: str, out: str) -> None:
     # the nodes' workers import the trainables by module (this folder); set before the nodes start
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p)
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    sys.path.insert(0, str(HERE))
+    # run as a script, so this folder is already sys.path[0] for `from test_ray_race import ...`
     import ray
     from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback, load_certificate
     from ray import tune
