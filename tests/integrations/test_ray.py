@@ -25,6 +25,7 @@ from mf_sched.rungs import RungEliminator  # noqa: E402
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
 QUALITY = {0: 0.9, 1: 0.85, 2: 0.5, 3: 0.3, 4: 0.88, 5: 0.1}
+SYNC = {"rule": "iise", "metric": "acc", "mode": "max", "sigma": 0.01}  # the synchronous IISE rule
 CKPT = {"should_checkpoint": True}  # the result carries a checkpoint (tune.report(..., checkpoint=...))
 
 
@@ -48,6 +49,17 @@ class Controller:
 def stub(i: int) -> Trial:
     t = Trial("__fake", trial_id=f"t{i}", stub=True, config={"q": QUALITY[i]})
     return t
+
+
+def added(sched: RungScheduler, *ids: int, running: bool = False) -> tuple[RungScheduler, list[Trial], Controller]:
+    """``sched`` with stub trials ``ids`` added (and marked RUNNING): the common set-up of the unit tests."""
+    trials = [stub(i) for i in ids]
+    ctl = Controller(trials)
+    for t in trials:
+        sched.on_trial_add(ctl, t)
+        if running:
+            t.set_status(Trial.RUNNING)
+    return sched, trials, ctl
 
 
 def drive(sched: RungScheduler, n: int = 6) -> tuple[dict[str, int], list[str]]:
@@ -128,12 +140,7 @@ def test_errors_unblock_a_rung_and_retries_are_waited_for() -> None:
 
 
 def test_a_released_trial_waits_again_at_its_next_rung() -> None:
-    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
-    trials = [stub(0), stub(1)]
-    ctl = Controller(trials)
-    for t in trials:
-        sched.on_trial_add(ctl, t)
-        t.set_status(Trial.RUNNING)
+    sched, trials, ctl = added(IISEScheduler(LADDER, **SYNC), 0, 1, running=True)
     assert sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.72, **CKPT}) == TrialScheduler.PAUSE
     trials[0].set_status(Trial.PAUSED)
     assert (
@@ -150,11 +157,7 @@ def test_a_released_trial_waits_again_at_its_next_rung() -> None:
 
 
 def test_resuming_without_checkpoint_is_refused() -> None:
-    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
-    trials = [stub(0), stub(1)]
-    ctl = Controller(trials)
-    for t in trials:
-        sched.on_trial_add(ctl, t)
+    sched, trials, ctl = added(IISEScheduler(LADDER, **SYNC), 0, 1)
     sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
     trials[0].set_status(Trial.PAUSED)
     sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.89, **CKPT})
@@ -163,11 +166,7 @@ def test_resuming_without_checkpoint_is_refused() -> None:
 
 
 def test_pausing_without_checkpoint_is_refused_before_any_epoch_is_rerun() -> None:
-    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
-    trials = [stub(0), stub(1)]
-    ctl = Controller(trials)
-    for t in trials:
-        sched.on_trial_add(ctl, t)
+    sched, trials, ctl = added(IISEScheduler(LADDER, **SYNC), 0, 1)
     with pytest.raises(RuntimeError, match="trial t0 reported rung 0 .* without a checkpoint"):
         sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9})  # would have paused
     # the last trial at a rung is not paused (the rung is decided at once): no checkpoint needed
@@ -181,12 +180,7 @@ def test_nan_and_early_ends_are_uncovered_and_not_waited_for(rule: str) -> None:
     """A NaN at a rung stops the trial (lost: uncovered); a trial that ends below the top rung without being
     stopped by the rule (a trainable that returned early) is lost too, so the certificate gets an ε."""
     kw = dict(rule="iise", sigma=0.01) if rule == "iise" else {}
-    sched = IISEScheduler(LADDER, metric="acc", mode="max", **kw)
-    trials = [stub(0), stub(1), stub(4)]
-    ctl = Controller(trials)
-    for t in trials:
-        sched.on_trial_add(ctl, t)
-        t.set_status(Trial.RUNNING)
+    sched, trials, ctl = added(IISEScheduler(LADDER, metric="acc", mode="max", **kw), 0, 1, 4, running=True)
     nan = {"training_iteration": 1, "acc": float("nan"), **CKPT}
     assert sched.on_trial_result(ctl, trials[1], nan) == TrialScheduler.STOP
     trials[1].set_status(Trial.TERMINATED)
@@ -213,11 +207,7 @@ def test_nan_and_early_ends_are_uncovered_and_not_waited_for(rule: str) -> None:
 
 
 def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -> None:
-    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
-    trials = [stub(0), stub(5)]
-    ctl = Controller(trials)
-    for t in trials:
-        sched.on_trial_add(ctl, t)
+    sched, trials, ctl = added(IISEScheduler(LADDER, **SYNC), 0, 5)
     sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
     trials[0].set_status(Trial.PAUSED)
     assert sched.on_trial_result(ctl, trials[1], {"training_iteration": 1, "acc": 0.05, **CKPT}) == TrialScheduler.STOP
@@ -234,11 +224,7 @@ def test_an_eliminated_trial_restarted_by_restore_is_stopped_not_left_paused() -
 
 
 def test_never_all_paused() -> None:
-    sched = IISEScheduler(LADDER, rule="iise", metric="acc", mode="max", sigma=0.01)
-    trials = [stub(0), stub(1)]
-    ctl = Controller(trials)
-    for t in trials:
-        sched.on_trial_add(ctl, t)
+    sched, trials, ctl = added(IISEScheduler(LADDER, **SYNC), 0, 1)
     sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "acc": 0.9, **CKPT})
     trials[0].set_status(Trial.PAUSED)
     trials[1].set_status(Trial.TERMINATED)  # vanished without a callback
