@@ -166,7 +166,8 @@ def build(name: str, instance: Instance, factor: float, delta: float, seed: int)
 
 
 def judge(name: str, r: Any, instance: Instance) -> str:
-    """``"ok"``, ``"error"``, ``"unfinished"`` (pull cap) or ``"unclaimed"`` (IISE-rungs or racing without a guarantee)."""
+    """``"ok"``, ``"error"``, ``"unfinished"`` (pull cap) or ``"unclaimed"`` (IISE-rungs or racing without a
+    guarantee)."""
     if r.stop_reason == "max-pulls":
         return "unfinished"
     arm = r.recommendation.arm
