@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._serialize import StateFormatError
 from mf_sched.confidence import wang_beta
 from mf_sched.policies._mf_lucb import PriorBoundsLUCB
 from mf_sched.registry import register
@@ -68,6 +69,16 @@ class LUCBExploreB(PriorBoundsLUCB):
     explore_name = "EXPLORE-B (explore then commit)"
     _state_attrs = PriorBoundsLUCB._state_attrs + ("_committed", "_swept")
     _variable_shape = PriorBoundsLUCB._variable_shape + ("_swept",)  # the arms swept in the current round
+
+    def _validate_state(self, sub: dict[str, Any]) -> None:
+        super()._validate_state(sub)
+        swept, committed = sub["_swept"], sub["_committed"]
+        if swept.ndim != 1 or (swept.size and (swept.min() < 0 or swept.max() >= self.n_arms)):
+            raise StateFormatError(f"state field _swept must list arms in 0..{self.n_arms - 1}")
+        if np.unique(swept).size != swept.size:
+            raise StateFormatError("state field _swept lists an arm twice")
+        if committed.size and (committed.min() < -1 or committed.max() >= self.M):
+            raise StateFormatError(f"state field _committed must hold -1 or a fidelity in 0..{self.M - 1}")
 
     def _init_explore(self) -> None:
         self._committed = np.full(self.n_arms, -1, dtype=np.int64)
