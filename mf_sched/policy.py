@@ -41,7 +41,9 @@ of pulls, wait for all, decide" shape), implement ``_propose`` / ``_on_issue`` /
 from __future__ import annotations
 
 import abc
+import copy
 import math
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -739,6 +741,7 @@ class Policy(abc.ABC):
             self._recommend()
             self.describe()
             self._load_state(loaded)
+            self._dry_run()
         except BaseException as e:
             self._load_state(backup)
             if isinstance(e, _serialize.StateFormatError):
@@ -748,6 +751,25 @@ class Policy(abc.ABC):
                     f"the state cannot be loaded into policy {self.name!r}: {type(e).__name__}: {e}"
                 ) from None
             raise
+
+    def _dry_run(self, pulls: int = 32) -> None:
+        """Defence in depth for :meth:`load_state_dict`: a copy of the loaded policy answers its outstanding pulls
+        and ``pulls`` more with a neutral value and recommends; a state whose fields pass every check but do not
+        fit together (a counter that disagrees with the arrays) fails here, on load, instead of on a later tell."""
+        if not self.finite_armed:  # a continuous policy's ask fits a model: too costly to probe on every load
+            return
+        probe = copy.deepcopy(self)
+        mid: Any = 0.5 if self.value_width == 1 else np.full(self.value_width, 0.5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the probe's own warnings (e.g. an ill-posed instance) are not the user's
+            for pull in list(probe.outstanding):
+                probe.tell(pull, mid)
+            for _ in range(pulls):
+                pull = probe.ask()
+                if pull is None:
+                    break
+                probe.tell(pull, mid)
+            probe.recommendation()
 
     def _load_state(self, state: Any) -> None:
         fmt = _serialize.StateFormatError
@@ -925,6 +947,10 @@ class RoundPolicy(Policy):
             raise _serialize.StateFormatError(
                 f"state round position {pos} / pending {pending} is out of range for a round of {qa.size} pulls"
             )
+        for name in ("_round", "_t"):  # round counters (``_t``: rounds so far, in the phase or in all)
+            v = sub.get(name, 0)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise _serialize.StateFormatError(f"state field {name} = {v!r} must be an integer >= 0 (a round count)")
 
     def _start(self) -> None:
         """Call at the end of the subclass constructor to build the first round."""
