@@ -154,6 +154,23 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return v
 
 
+def _state_int(sub: Mapping[str, Any], name: str, low: int, high: int | None = None) -> int:
+    """A saved state's integer field ``name`` in ``low..high`` (:func:`_check_int`), or a StateFormatError."""
+    try:
+        return _check_int(f"state field {name}", sub[name], low, high)
+    except ValueError as e:
+        raise _serialize.StateFormatError(str(e)) from None
+
+
+def _state_arms(sub: Mapping[str, Any], name: str, n_arms: int) -> None:
+    """A saved state's field ``name`` lists distinct arms in ``0..n_arms − 1`` (a vector), or a StateFormatError."""
+    arms = sub[name]
+    if arms.ndim != 1 or (arms.size and (arms.min() < 0 or arms.max() >= n_arms)):
+        raise _serialize.StateFormatError(f"state field {name} must list arms in 0..{n_arms - 1}")
+    if np.unique(arms).size != arms.size:
+        raise _serialize.StateFormatError(f"state field {name} lists an arm twice")
+
+
 def check_delta(delta: Any) -> float:
     """Validate a confidence parameter δ ∈ (0, 1)."""
     try:
@@ -948,9 +965,8 @@ class RoundPolicy(Policy):
                 f"state round position {pos} / pending {pending} is out of range for a round of {qa.size} pulls"
             )
         for name in ("_round", "_t"):  # round counters (``_t``: rounds so far, in the phase or in all)
-            v = sub.get(name, 0)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise _serialize.StateFormatError(f"state field {name} = {v!r} must be an integer >= 0 (a round count)")
+            if name in sub:
+                _state_int(sub, name, 0)
 
     def _start(self) -> None:
         """Call at the end of the subclass constructor to build the first round."""

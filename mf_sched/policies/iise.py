@@ -107,7 +107,15 @@ import numpy as np
 from mf_sched._serialize import StateFormatError
 from mf_sched.confidence import anytime_radius, lil_radius
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import PolicyError, Recommendation, RoundPolicy, active_mask_summary, argmax_random, check_delta
+from mf_sched.policy import (
+    PolicyError,
+    Recommendation,
+    RoundPolicy,
+    _state_int,
+    active_mask_summary,
+    argmax_random,
+    check_delta,
+)
 from mf_sched.registry import register
 
 __all__ = [
@@ -326,19 +334,14 @@ class IISE(RoundPolicy):
     _eq8_factor = 4.0
 
     def _validate_state(self, sub: dict[str, Any]) -> None:
-        super()._validate_state(sub)
-        t, m, stop = sub["_t"], sub["_phase"], sub["_stop_arm"]
-        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
-            raise StateFormatError(f"state field _t = {t!r} must be an integer >= 0 (rounds in the phase)")
-        if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < self.M:
-            raise StateFormatError(f"state field _phase = {m!r} is out of range (0..{self.M - 1})")
+        super()._validate_state(sub)  # RoundPolicy: _t is an integer >= 0
+        t, m = sub["_t"], _state_int(sub, "_phase", 0, self.M - 1)
         tm = int(self._tm[m])
         if tm >= 0 and t > tm:
             raise StateFormatError(f"state field _t = {t} exceeds phase {m}'s length {tm}")
         if not sub["_active"].any():
             raise StateFormatError("state field _active has no active arm")
-        if isinstance(stop, bool) or not isinstance(stop, int) or not (stop == -1 or 0 <= stop < self.n_arms):
-            raise StateFormatError(f"state field _stop_arm = {stop!r} must be -1 or an arm in 0..{self.n_arms - 1}")
+        _state_int(sub, "_stop_arm", -1, self.n_arms - 1)  # -1: no ε-stop yet
 
     def __init__(
         self,

@@ -48,6 +48,7 @@ import numpy as np
 from mf_sched._serialize import StateFormatError
 from mf_sched.confidence import wang_beta
 from mf_sched.policies._mf_lucb import PriorBoundsLUCB
+from mf_sched.policy import _state_arms
 from mf_sched.registry import register
 
 __all__ = ["LUCBExploreB"]
@@ -72,11 +73,8 @@ class LUCBExploreB(PriorBoundsLUCB):
 
     def _validate_state(self, sub: dict[str, Any]) -> None:
         super()._validate_state(sub)
-        swept, committed = sub["_swept"], sub["_committed"]
-        if swept.ndim != 1 or (swept.size and (swept.min() < 0 or swept.max() >= self.n_arms)):
-            raise StateFormatError(f"state field _swept must list arms in 0..{self.n_arms - 1}")
-        if np.unique(swept).size != swept.size:
-            raise StateFormatError("state field _swept lists an arm twice")
+        _state_arms(sub, "_swept", self.n_arms)
+        committed = sub["_committed"]
         if committed.size and (committed.min() < -1 or committed.max() >= self.M):
             raise StateFormatError(f"state field _committed must hold -1 or a fidelity in 0..{self.M - 1}")
 

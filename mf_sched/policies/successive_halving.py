@@ -42,9 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._serialize import StateFormatError
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, top_k_random
+from mf_sched.policy import Recommendation, RoundPolicy, _state_arms, _state_int, top_k_random
 from mf_sched.registry import register
 
 
@@ -84,13 +83,8 @@ class SuccessiveHalving(RoundPolicy):
 
     def _validate_state(self, sub: dict[str, Any]) -> None:
         super()._validate_state(sub)
-        surv = sub["_survivors"]
-        if surv.ndim != 1 or (surv.size and (surv.min() < 0 or surv.max() >= self.n_arms)):
-            raise StateFormatError("state field _survivors must list arms in range")
-        if np.unique(surv).size != surv.size:
-            raise StateFormatError("state field _survivors lists an arm twice")
-        if not 0 <= sub["_fid"] <= self.M:  # M: past the top fidelity (finished)
-            raise StateFormatError(f"state field _fid = {sub['_fid']} is out of range (0..{self.M})")
+        _state_arms(sub, "_survivors", self.n_arms)
+        _state_int(sub, "_fid", 0, self.M)  # M: past the top fidelity (finished)
 
     def __init__(
         self,
