@@ -117,6 +117,15 @@ def resolve_ladder(
     return lad
 
 
+def check_count(name: str, value: Any, low: int, *, allow_none: bool = False, unit: str | None = None) -> None:
+    """An integer argument ``>= low`` (or None where ``allow_none``); the error names it and the accepted range."""
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        what = f"an integer >= {low}" + (f" ({unit})" if unit else "") + (", or None" if allow_none else "")
+        raise ValueError(f"{name} = {value!r} is out of range; accepted: {what}")
+
+
 def check_sigma(sigma: Any, calibration: Any, M: int | None) -> float | np.ndarray | None:
     """σ as given (one number, or one per rung), from a calibration, or ``None`` (a default is chosen later)."""
     if sigma is None and calibration is not None:

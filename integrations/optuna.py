@@ -76,7 +76,7 @@ from mf_sched.policy import check_delta
 from mf_sched.registry import get_policy
 from mf_sched.rungs import RULES, RUNNING, RungEliminator
 
-from ._common import check_sigma, coerce_race_bias, default_sigma, is_inferred, resolve_ladder
+from ._common import check_count, check_sigma, coerce_race_bias, default_sigma, is_inferred, resolve_ladder
 from ._optuna_policy import decide_with_policy, new_policy, replay_policy
 from ._optuna_race import (
     ARM,
@@ -367,8 +367,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             ("n_candidates", n_candidates, 1),
             ("max_failures", max_failures, 1),
         ):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low}")
+            check_count(name, v, low)
         self.max_grid, self.n_candidates, self.candidate_seed = max_grid, n_candidates, int(candidate_seed)
         self.max_failures = max_failures
         if not (stale_after is None or stale_after == "auto" or (
@@ -885,8 +884,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
             raise ValueError(f"max_resource = {max_resource!r} is out of range; accepted: a number > 0")
         self.max_resource, self.min_resource, self.reduction_factor = max_resource, min_resource, reduction_factor
         self.delta = check_delta(delta)
-        if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1):
-            raise ValueError(f"n_trials = {n_trials!r} is out of range; accepted: an integer >= 1, or None")
+        check_count("n_trials", n_trials, 1, allow_none=True)
         self.n_trials = n_trials
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._kw = dict(delta=self.delta, n_arms=n_trials, bias=bias, eta=eta)
@@ -971,11 +969,9 @@ def heartbeat_storage(
     """
     if not isinstance(url, str) or "://" not in url:
         raise ValueError(f"url = {url!r} is not a database URL; accepted: e.g. 'sqlite:///study.db', 'postgresql://...'")
-    for name, v, low in (("heartbeat_interval", heartbeat_interval, 1), ("grace_period", grace_period, 1)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
-            raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low} (seconds)")
-    if max_retry is not None and (isinstance(max_retry, bool) or not isinstance(max_retry, int) or max_retry < 0):
-        raise ValueError(f"max_retry = {max_retry!r} is out of range; accepted: an integer >= 0, or None")
+    check_count("heartbeat_interval", heartbeat_interval, 1, unit="seconds")
+    check_count("grace_period", grace_period, 1, allow_none=True, unit="seconds")
+    check_count("max_retry", max_retry, 0, allow_none=True)
     grace = 2 * heartbeat_interval if grace_period is None else grace_period
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)  # heartbeat: experimental in Optuna
