@@ -71,7 +71,6 @@ def make_objective(data: tuple[np.ndarray, ...]):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 clf.partial_fit(X_tr[order], y_tr[order], classes=classes)
             acc = float(clf.score(X_va, y_va))
-            trial.set_user_attr("epochs_trained", epoch)
             trial.report(acc, epoch)
             if trial.should_prune():
                 raise optuna.TrialPruned()
