@@ -8,7 +8,7 @@ DOCS_EXTRAS ?= docs
 DEMO_EXTRAS ?= bench,gp,optuna,torch
 PYTEST_ARGS ?=
 
-.PHONY: demo quickstart simulate test test-slow lint bench docs clean
+.PHONY: demo quickstart simulate test test-slow fuzz lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,14 @@ test: $(VENV)/.installed-test-$(TEST_EXTRAS)
 ## test-slow: only the tests marked slow
 test-slow: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m pytest -m slow $(PYTEST_ARGS)
+
+## fuzz: the property and fuzz tests with fresh random draws, FUZZ_RUNS times (the default run repeats fixed draws)
+FUZZ_RUNS ?= 5
+fuzz: $(VENV)/.installed-test-$(TEST_EXTRAS)
+	for i in $$(seq $(FUZZ_RUNS)); do \
+	  HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py \
+	    tests/test_properties.py tests/test_race.py tests/policies/test_mf_ucb.py $(PYTEST_ARGS) || exit 1; \
+	done
 
 lint: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples

@@ -1,16 +1,48 @@
 from __future__ import annotations
 
 import os
+import resource
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from mf_sched import FidelityLadder, Instance
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data"))
 INSTANCES = SHARED_DATA / "instances"
+
+
+# Property and fuzz tests draw the same examples on every run (derandomize): CI judges exactly what ran here, and a
+# failure reproduces from the test name alone. `make fuzz` explores with fresh random draws
+# (HYPOTHESIS_PROFILE=explore).
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+MEMORY_HEADROOM = 4 << 30  # bytes of address space a capped test may add to what the process already maps
+
+
+@pytest.fixture
+def memory_cap():
+    """Cap the test process's address space at what it maps now plus 4 GiB for the duration of a test, so that a
+    runaway allocation (a fuzzed parameter asking for a 300 TiB round) fails that test with a MemoryError instead
+    of taking the machine's memory and the whole run with it. Linux only (reads /proc/self/status)."""
+    status = Path("/proc/self/status")
+    if not status.is_file():
+        yield
+        return
+    vm = next(int(line.split()[1]) * 1024 for line in status.read_text().splitlines() if line.startswith("VmSize:"))
+    old = resource.getrlimit(resource.RLIMIT_AS)
+    hard = old[1]
+    cap = vm + MEMORY_HEADROOM if hard == resource.RLIM_INFINITY else min(vm + MEMORY_HEADROOM, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)
 
 
 def shared_instance(name: str) -> Path:

@@ -24,6 +24,9 @@ from mf_sched.policy import Pull
 
 FINITE = [n for n, c in list_policies().items() if c.finite_armed]
 
+# a fuzzed parameter that asks for a huge allocation fails its test with a MemoryError, not the machine (conftest)
+pytestmark = pytest.mark.usefixtures("memory_cap")
+
 
 def own_error(e: BaseException) -> bool:
     """A ValueError raised by mf_sched itself (builtin ValueError with our message, or one of our subclasses);

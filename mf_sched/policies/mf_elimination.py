@@ -195,16 +195,25 @@ class MFElimination(RoundPolicy):
             need = np.maximum(0, self.targets[self._phase] - self._counts[idx, top])
             self._phase_open = True
             if need.sum() > 0:
+                # The targets grow as σ²·4^p·log Λ and can exceed what Λ pays for by orders of magnitude (a
+                # large σ or Λ): issue only the pulls the budget affords and two more (the count is rounded
+                # down), which the budget then refuses, so the policy stops exactly where the whole phase would
+                # have stopped it, without materialising a phase that could never be paid for.
+                need = np.diff(np.minimum(np.cumsum(need), self._pulls_affordable(top) + 2), prepend=0)
                 return np.repeat(idx, need), np.full(int(need.sum()), top, dtype=np.int64)
         idx = np.flatnonzero(self._active)
-        assert self.budget is not None
-        left = self.budget - self._cost - self._outstanding_cost
-        afford = int(math.floor(left / self._costs[0] * (1 + 1e-12))) if left > 0 else 0
+        afford = self._pulls_affordable(0)
         chunk = idx.size * max(1, _EXPLOIT_CHUNK // idx.size)
         size = max(1, min(afford, chunk))  # an unaffordable single pull lets the budget stop the policy
         arms = idx[(self._rr + np.arange(size)) % idx.size]
         self._rr = int((self._rr + size) % idx.size)
         return arms, np.zeros(size, dtype=np.int64)
+
+    def _pulls_affordable(self, fidelity: int) -> int:
+        """How many pulls at ``fidelity`` the budget left (after the outstanding pulls) still pays for."""
+        assert self.budget is not None
+        left = self.budget - self._cost - self._outstanding_cost
+        return int(math.floor(left / self._costs[fidelity] * (1 + 1e-12))) if left > 0 else 0
 
     def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
         """Nothing to accumulate: the elimination reads the shared fidelity-M statistics."""

@@ -104,3 +104,35 @@ def test_eps_defaults_and_validation():
             elim(L, bad)
     with pytest.raises(ValueError, match="budget = 100.0 is out of range for eps='appendix'"):
         elim(100.0, "appendix")
+
+
+
+def _pull_sequence(p) -> list[tuple[int, int]]:
+    out = []
+    while (pull := p.ask()) is not None:
+        out.append((pull.arm, pull.fidelity))
+        p.tell(pull, 0.5)
+    return out
+
+
+def _mfe(noise_width: float):
+    return get_policy("mf-elimination")(n_arms=6, ladder=LADDER, budget=5e3, eps=0.2, noise=Bounded(0, noise_width))
+
+
+def test_a_phase_larger_than_the_budget_is_issued_only_as_far_as_the_budget_pays(monkeypatch):
+    # sigma = 1e6 makes phase 0 want ~1e13 pulls per arm at fidelity M: the policy must not build that round (a
+    # fuzzed saved state with this sigma took the whole machine's memory); the budget pays 5e3 / 10 = 500 pulls
+    big = _mfe(2e6)
+    assert big.targets[0] > 10**12
+    seq = _pull_sequence(big)
+    assert len(seq) == 500 and {f for _, f in seq} == {2}
+    assert big.finished_issuing and big.cost == pytest.approx(5e3)
+    # it stops exactly where the whole phase would have stopped it: sigma = 15 wants 5,594 pulls per arm (33,564
+    # in all, small enough to build whole); the same run with the whole phase materialised issues the same pulls
+    capped = _mfe(30.0)
+    assert capped.targets[0] == 5594
+    cls = type(capped)
+    original = cls._pulls_affordable
+    monkeypatch.setattr(cls, "_pulls_affordable", lambda self, f: 10**9 if f else original(self, f))
+    whole = _mfe(30.0)
+    assert _pull_sequence(capped) == _pull_sequence(whole)
