@@ -6,18 +6,30 @@ workers taking the next jobs (and, on an instance where a policy never stops, ne
 :func:`process_pool` starts the workers with ``SIGINT`` ignored (Ctrl-C reaches the whole process group;
 only the parent should react), and when the block is left by any exception it cancels the pending jobs
 and terminates the workers it started before re-raising.
+
+:func:`run_seeded` is what the simulators' ``run_many`` functions share: one job per child of
+``SeedSequence(seed)``, in this process or in a :func:`process_pool`, with a progress bar, and the results in
+run order whatever the number of workers (each job's randomness comes only from its own child seed).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
-__all__ = ["process_pool"]
+import numpy as np
+
+from mf_sched._progress import Progress
+
+__all__ = ["process_pool", "run_seeded", "split_seed"]
+
+R = TypeVar("R")
 
 
 def _ignore_sigint() -> None:  # pragma: no cover - runs in the worker processes
@@ -75,3 +87,62 @@ def process_pool(n_workers: int) -> Iterator[ProcessPoolExecutor]:
             p.join(timeout=10)
         raise
     ex.shutdown(wait=True)
+
+
+def _check_count(name: str, value: Any, accepted: str, *, allow_none: bool = False) -> None:
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} = {value!r} is out of range; accepted: {accepted}")
+
+
+def split_seed(ss: np.random.SeedSequence) -> tuple[int, np.random.SeedSequence]:
+    """A run's seed split into the policy's integer seed and the observations' seed sequence.
+
+    >>> pol, obs = split_seed(np.random.SeedSequence(0)); isinstance(pol, int), type(obs).__name__
+    (True, 'SeedSequence')
+    """
+    pol_seed, obs_seed = ss.spawn(2)
+    return int(pol_seed.generate_state(1, dtype=np.uint32)[0]), obs_seed
+
+
+def run_seeded(
+    job: Callable[[np.random.SeedSequence], R],
+    *,
+    seed: int,
+    runs: int,
+    n_jobs: int | None = 1,
+    label: str,
+    progress: bool = True,
+) -> list[R]:
+    """``[job(ss) for ss in SeedSequence(seed).spawn(runs)]``, on ``n_jobs`` worker processes (``None``: all
+    CPUs; 1, or a single run: in this process) with a progress bar labelled ``label``.
+
+    The results come in run order and do not depend on ``n_jobs`` (a job's randomness is its own child seed).
+    With workers, ``job`` must be picklable (a module-level function, or a :func:`functools.partial` of one);
+    the jobs go out in chunks of about an eighth of a worker's share, and Ctrl-C cancels the pending ones and
+    terminates the workers (:func:`process_pool`).
+
+    >>> import functools
+    >>> draw = functools.partial(np.random.SeedSequence.generate_state, n_words=1)
+    >>> a = run_seeded(draw, seed=3, runs=4, label="draws", progress=False)
+    >>> b = run_seeded(draw, seed=3, runs=4, n_jobs=2, label="draws", progress=False)
+    >>> [int(x[0]) for x in a] == [int(x[0]) for x in b]
+    True
+    """
+    _check_count("runs", runs, "an integer >= 1")
+    _check_count("n_jobs", n_jobs, "an integer >= 1, or None (all CPUs)", allow_none=True)
+    children = np.random.SeedSequence(seed).spawn(int(runs))
+    n_workers = min((os.cpu_count() or 1) if n_jobs is None else int(n_jobs), len(children))
+    results: list[R] = []
+    with Progress(len(children), label, progress) as bar:
+        if n_workers <= 1:
+            for ss in children:
+                results.append(job(ss))
+                bar.update()
+        else:
+            with process_pool(n_workers) as ex:
+                for r in ex.map(job, children, chunksize=max(1, len(children) // (8 * n_workers))):
+                    results.append(r)
+                    bar.update()
+    return results

@@ -10,8 +10,8 @@ support ``I*``, or both are "infeasible" (Tang et al. 2024, §2: the error is ``
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import os
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._parallel import process_pool
-from mf_sched._progress import Progress
+from mf_sched._parallel import run_seeded, split_seed
 from mf_sched.constrained.instance import ConstrainedInstance
 from mf_sched.constrained.mixture import (
     AssumptionCheck,
@@ -262,10 +261,11 @@ def _run_fast(policy: Policy, instance: ConstrainedInstance, rng: np.random.Gene
     return _judge(res, instance)
 
 
-def _fast_job(args: tuple[Any, ...]) -> ConstrainedRunResult:
-    name, instance, ss, params = args
-    pol_seed, obs_seed = ss.spawn(2)
-    policy = constrained_policy(name, instance, seed=int(pol_seed.generate_state(1, dtype=np.uint32)[0]), **params)
+def _fast_job(
+    name: str, instance: ConstrainedInstance, params: dict[str, Any], ss: np.random.SeedSequence
+) -> ConstrainedRunResult:
+    pol_seed, obs_seed = split_seed(ss)
+    policy = constrained_policy(name, instance, seed=pol_seed, **params)
     return _run_fast(policy, instance, np.random.default_rng(obs_seed))
 
 
@@ -401,19 +401,9 @@ def run_many_constrained(
     if fast:
         if budget is not None or max_pulls is not None or workers is not None or completion != "batch":
             raise ValueError("fast=True runs whole rounds: it takes no budget, max_pulls, workers or completion")
-        jobs = [(policy, instance, ss, p) for ss in np.random.SeedSequence(seed).spawn(runs)]
-        n_jobs = (os.cpu_count() or 1) if n_jobs is None else n_jobs
-        results: list[ConstrainedRunResult] = []
-        with Progress(runs, f"{policy} x{runs} (fast)", progress) as bar:
-            if n_jobs <= 1 or runs == 1:
-                for j in jobs:
-                    results.append(_fast_job(j))
-                    bar.update()
-            else:
-                with process_pool(min(n_jobs, runs)) as ex:  # Ctrl-C stops the workers
-                    for r in ex.map(_fast_job, jobs, chunksize=max(1, runs // (8 * n_jobs))):
-                        results.append(r)
-                        bar.update()
+        job = functools.partial(_fast_job, policy, instance, p)
+        label = f"{policy} x{runs} (fast)"
+        results = run_seeded(job, seed=seed, runs=runs, n_jobs=n_jobs, label=label, progress=progress)
         for i, r in enumerate(results):
             r.seed = i
         out = summarize_constrained(results, instance, p)

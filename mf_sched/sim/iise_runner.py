@@ -41,6 +41,7 @@ counts), :meth:`IISE.rounds_left_in_phase`, and the read-only properties ``activ
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +49,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from mf_sched._progress import Progress
+from mf_sched._parallel import run_seeded, split_seed
 from mf_sched.policies.iise import IISE
 from mf_sched.registry import get_policy
 from mf_sched.sim.instance import Instance
@@ -224,10 +225,11 @@ def run_iise_fast(
     return run_policy(policy, instance, seed=rng)
 
 
-def _fast_job(args: tuple[Any, ...]) -> RunResult:
-    name, instance, params, delta, ss = args
-    pol_seed, obs_seed = ss.spawn(2)
-    policy = policy_for(name, instance, delta=delta, seed=int(pol_seed.generate_state(1, dtype=np.uint32)[0]), **params)
+def _fast_job(
+    name: str, instance: Instance, params: dict[str, Any], delta: float, ss: np.random.SeedSequence
+) -> RunResult:
+    pol_seed, obs_seed = split_seed(ss)
+    policy = policy_for(name, instance, delta=delta, seed=pol_seed, **params)
     return run_iise_fast(policy, instance, seed=obs_seed)
 
 
@@ -246,20 +248,8 @@ def run_many_fast(
     scheme: one ``SeedSequence(seed)`` child per run, split into policy and observation seeds)."""
     if not issubclass(get_policy(name), IISE):
         raise ValueError(f"{name!r} is not an IISE-family policy; use mf_sched.run_many")
-    jobs = [(name, instance, dict(params or {}), delta, ss) for ss in np.random.SeedSequence(seed).spawn(runs)]
-    results: list[RunResult] = []
-    with Progress(runs, f"{name} x{runs}", progress) as bar:
-        if n_jobs <= 1:
-            for j in jobs:
-                results.append(_fast_job(j))
-                bar.update()
-        else:
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(max_workers=n_jobs) as ex:
-                for r in ex.map(_fast_job, jobs):
-                    results.append(r)
-                    bar.update()
+    job = functools.partial(_fast_job, name, instance, dict(params or {}), delta)
+    results = run_seeded(job, seed=seed, runs=runs, n_jobs=n_jobs, label=f"{name} x{runs}", progress=progress)
     for i, r in enumerate(results):
         r.seed = i
     return summarize(results, instance, delta=delta, keep_results=False)

@@ -28,8 +28,8 @@ rate, regrets, and the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`)
 
 from __future__ import annotations
 
+import functools
 import math
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._progress import Progress
+from mf_sched._parallel import run_seeded, split_seed
 from mf_sched.policy import Policy, Recommendation
 from mf_sched.registry import build_policy, get_policy
 from mf_sched.sim.bounds import instance_lower_bound, instance_tight_lower_bound
@@ -492,12 +492,20 @@ def mean_ci95(x: Any) -> tuple[float, float]:
     return m, float(stats.t.ppf(0.975, a.size - 1) * a.std(ddof=1) / math.sqrt(a.size))
 
 
-def _one_run(args: tuple[Any, ...]) -> RunResult:
-    factory, instance, ss, budget, workers, completion, semantics, max_pulls = args
-    pol_seed, obs_seed = ss.spawn(2)
-    policy = factory(instance, int(pol_seed.generate_state(1, dtype=np.uint32)[0]))
+def _one_run(
+    factory: PolicyFactory,
+    instance: Instance,
+    budget: float | None,
+    workers: int | None,
+    completion: str,
+    semantics: str,
+    max_pulls: int | None,
+    ss: np.random.SeedSequence,
+) -> RunResult:
+    """Run seeded by ``ss`` (:func:`mf_sched._parallel.split_seed`: the policy's seed, the observations')."""
+    pol_seed, obs_seed = split_seed(ss)
     return run_policy(
-        policy,
+        factory(instance, pol_seed),
         instance,
         budget=budget,
         workers=workers,
@@ -564,12 +572,6 @@ def run_many(
         >>> s.error_rate, s.runs
         (0.0, 4)
     """
-    from mf_sched._parallel import process_pool
-
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
-        raise ValueError(f"runs = {runs!r} is out of range; accepted: an integer >= 1")
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
-        raise ValueError(f"n_jobs = {n_jobs!r} is out of range; accepted: an integer >= 1, or None (all CPUs)")
     if isinstance(policy, str):
         get_policy(policy)  # fail fast on an unknown name
         check_params(params or {})
@@ -578,20 +580,8 @@ def run_many(
     else:
         factory = policy
         name = getattr(policy, "name", None) or getattr(policy, "__name__", "custom")
-    children = np.random.SeedSequence(seed).spawn(runs)
-    jobs = [(factory, instance, ss, budget, workers, completion, semantics, max_pulls) for ss in children]
-    n_jobs = (os.cpu_count() or 1) if n_jobs is None else int(n_jobs)
-    results: list[RunResult] = []
-    with Progress(runs, f"{name} x{runs}", progress) as bar:
-        if n_jobs <= 1 or runs == 1:
-            for j in jobs:
-                results.append(_one_run(j))
-                bar.update()
-        else:
-            with process_pool(min(n_jobs, runs)) as ex:
-                for r in ex.map(_one_run, jobs):
-                    results.append(r)
-                    bar.update()
+    job = functools.partial(_one_run, factory, instance, budget, workers, completion, semantics, max_pulls)
+    results = run_seeded(job, seed=seed, runs=runs, n_jobs=n_jobs, label=f"{name} x{runs}", progress=progress)
     for i, r in enumerate(results):
         r.seed = i
     if delta is None:  # the policy's default δ, as its recommendations report it
