@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,8 @@ __all__ = [
     "auto_resources",
     "inferred_ladder",
     "resolve_ladder",
+    "RungArgs",
+    "resolve_rungs",
     "check_sigma",
     "default_sigma",
     "coerce_race_bias",
@@ -115,6 +118,98 @@ def resolve_ladder(
         if bad:
             raise ValueError(f"{who}: ladder resources must be whole steps (Optuna reports integer steps), got {bad}")
     return lad
+
+
+_REAL = (int, float, np.integer, np.floating)
+
+
+def _check_positive(name: str, value: Any, *, allow_none: bool = True) -> None:
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, _REAL) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} = {value!r} is out of range; accepted: a number > 0" + (", or None" * allow_none))
+
+
+@dataclass(frozen=True)
+class RungArgs:
+    """An adapter's rung arguments, checked by :func:`resolve_rungs`: the ladder known now (given, from a
+    calibration, or over the given resources; None: inferred once the maximum resource is known), σ, the user's
+    ζ⁺ argument, and how a ladder is inferred (``max_resource``, ``min_resource``, ``reduction_factor``)."""
+
+    ladder: FidelityLadder | None
+    sigma: float | np.ndarray | None
+    race_bias: Any
+    max_resource: float | None
+    min_resource: float | None
+    reduction_factor: float
+
+    def inferred(self, max_resource: float) -> FidelityLadder:
+        """The ladder inferred for the maximum resource ``max_resource`` (:func:`auto_resources`)."""
+        return inferred_ladder(
+            auto_resources(max_resource, min_resource=self.min_resource, reduction_factor=self.reduction_factor)
+        )
+
+    def initial_ladder(self) -> FidelityLadder | None:
+        """The ladder known before any trial: given, or inferred from ``max_resource``; else None."""
+        if self.ladder is not None or self.max_resource is None:
+            return self.ladder
+        return self.inferred(self.max_resource)
+
+    def given_bias(self, M: int) -> RaceBias | None:
+        """The user's ζ⁺ for a ladder of ``M`` rungs (:func:`coerce_race_bias`); None: use the shipped prior."""
+        return coerce_race_bias(self.race_bias, M)
+
+
+def resolve_rungs(
+    who: str,
+    *,
+    ladder: FidelityLadder | None,
+    calibration: Any,
+    resources: Sequence[float] | None,
+    sigma: Any,
+    race_bias: Any,
+    max_resource: float | None,
+    min_resource: float | None,
+    reduction_factor: float,
+    integer_steps: bool = False,
+    zeta_needed_by: str | None = None,
+    names: tuple[str, str] = ("max_resource", "min_resource"),
+) -> RungArgs:
+    """The rung arguments both adapters take, checked at construction: the ladder (:func:`resolve_ladder`), σ
+    (:func:`check_sigma`), ζ⁺ (:func:`coerce_race_bias`, once the ladder is known) and the inference recipe.
+
+    ``zeta_needed_by`` names what needs a ζ for every rung (e.g. ``"rule = 'iise'"``): an inferred or missing
+    ladder is then refused. ``names``: how the adapter calls ``max_resource`` and ``min_resource`` in errors.
+
+    >>> r = resolve_rungs("demo", ladder=None, calibration=None, resources=None, sigma=None, race_bias=None,
+    ...                   max_resource=27, min_resource=None, reduction_factor=3)
+    >>> r.ladder is None, r.initial_ladder().resources
+    (True, (1.0, 3.0, 9.0, 27.0))
+    >>> resolve_rungs("demo", ladder=None, calibration=None, resources=None, sigma=None, race_bias=None,
+    ...               max_resource=0, min_resource=None, reduction_factor=3, names=("max_t", "min_t"))
+    Traceback (most recent call last):
+    ...
+    ValueError: max_t = 0 is out of range; accepted: a number > 0, or None
+    """
+    lad = resolve_ladder(ladder, calibration, who, integer_steps=integer_steps, resources=resources)
+    if zeta_needed_by is not None and (lad is None or is_inferred(lad)):
+        raise ValueError(
+            f"{zeta_needed_by} needs ladder= or calibration= (a ζ for every rung; racing, the default, infers the "
+            "ladder)"
+        )
+    checked_sigma = check_sigma(sigma, calibration, None if lad is None else lad.M)
+    if lad is not None:
+        coerce_race_bias(race_bias, lad.M)  # fail now on a bad ζ⁺
+    _check_positive(names[0], max_resource)
+    _check_positive(names[1], min_resource)
+    eta = reduction_factor
+    if isinstance(eta, bool) or not isinstance(eta, _REAL) or not (math.isfinite(eta) and eta > 1):
+        raise ValueError(f"reduction_factor = {eta!r} is out of range; accepted: a number > 1")
+    if max_resource is not None and min_resource is not None and min_resource > max_resource:
+        raise ValueError(
+            f"{names[1]} = {min_resource!r} is out of range; accepted: 0 < {names[1]} <= {names[0]} = {max_resource!r}"
+        )
+    return RungArgs(lad, checked_sigma, race_bias, max_resource, min_resource, reduction_factor)
 
 
 def check_count(name: str, value: Any, low: int, *, allow_none: bool = False, unit: str | None = None) -> None:

@@ -35,7 +35,7 @@ from mf_sched.ladder import FidelityLadder
 from mf_sched.race import RaceBias
 from mf_sched.rungs import RungEliminator
 
-from ._common import auto_race_bias, auto_resources, default_sigma, inferred_ladder
+from ._common import RungArgs, auto_race_bias, default_sigma
 
 ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:result", "mf:pruned_rung", "mf:replica"
 PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
@@ -79,14 +79,14 @@ def max_resource_of(trials: Sequence[FrozenTrial], offset: int) -> float | None:
 
 
 def ladder_of(
-    trials: Sequence[FrozenTrial], ladder: FidelityLadder | None, max_resource: float | None,
-    min_resource: float | None, reduction_factor: float, cache: TrialCache | None = None,
-) -> tuple[FidelityLadder | None, int]:  # fmt: skip
-    """The study's ladder (given, or inferred) and its step offset; None while the maximum is unknown."""
+    trials: Sequence[FrozenTrial], rungs: RungArgs, cache: TrialCache | None = None
+) -> tuple[FidelityLadder | None, int]:
+    """The study's ladder (given, or inferred by ``rungs``) and its step offset; None while the maximum is
+    unknown (no ``max_resource`` and no finished trial)."""
     off = step_offset(trials, cache)
-    if ladder is not None:
-        return ladder, off
-    R = max_resource
+    if rungs.ladder is not None:
+        return rungs.ladder, off
+    R = rungs.max_resource
     if R is None:
         R = cache.max_resource if cache is not None else None
         if R is None:
@@ -95,10 +95,10 @@ def ladder_of(
                 cache.max_resource = R
     if R is None:
         return None, off
-    key = (R, min_resource, reduction_factor)
+    key = (R, rungs.min_resource, rungs.reduction_factor)
     if cache is not None and cache.ladder_key == key:
         return cache.ladder, off  # type: ignore[return-value]
-    lad = inferred_ladder(auto_resources(R, min_resource=min_resource, reduction_factor=reduction_factor))
+    lad = rungs.inferred(R)
     if cache is not None:
         cache.ladder_key, cache.ladder = key, lad
     return lad, off

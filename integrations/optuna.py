@@ -76,7 +76,7 @@ from mf_sched.policy import check_delta
 from mf_sched.registry import get_policy
 from mf_sched.rungs import RULES, RUNNING, RungEliminator
 
-from ._common import check_count, check_sigma, coerce_race_bias, default_sigma, is_inferred, resolve_ladder
+from ._common import RungArgs, check_count, default_sigma, resolve_rungs
 from ._optuna_policy import decide_with_policy, new_policy, replay_policy
 from ._optuna_race import (
     ARM,
@@ -242,19 +242,14 @@ class MFRecommendation:
 class _StudyCaches:
     """Per-study caches of an adapter instance (storage stays the source of truth; see TrialCache)."""
 
-    ladder: FidelityLadder | None
-    max_resource: float | None
-    min_resource: float | None
-    reduction_factor: float
+    _rungs: RungArgs
     _caches: dict[tuple[int, int], TrialCache]
 
     def _cache(self, study: optuna.Study) -> TrialCache:
         return self._caches.setdefault(_study_key(study), TrialCache())
 
     def _ladder_of(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[FidelityLadder | None, int]:
-        return ladder_of(
-            trials, self.ladder, self.max_resource, self.min_resource, self.reduction_factor, cache=self._cache(study)
-        )
+        return ladder_of(trials, self._rungs, cache=self._cache(study))
 
 
 # ----------------------------------------------------------------------------------------- the sampler
@@ -329,17 +324,18 @@ class MFSampler(_StudyCaches, BaseSampler):
         fallback: BaseSampler | None = None,
         seed: int | None = None,
     ) -> None:
-        self.ladder = resolve_ladder(ladder, calibration, "MFSampler", integer_steps=True, resources=resources)
         self.policy_name = policy
         self.race = policy == "race"
         cls = get_policy(policy)
+        self._rungs = resolve_rungs(
+            "MFSampler", ladder=ladder, calibration=calibration, resources=resources, sigma=sigma,
+            race_bias=race_bias, max_resource=max_resource, min_resource=min_resource,
+            reduction_factor=reduction_factor, integer_steps=True,
+            zeta_needed_by=None if self.race else f"policy = {policy!r}",
+        )  # fmt: skip
+        self.ladder, self.sigma = self._rungs.ladder, self._rungs.sigma
         self._gp = policy in _GP_POLICIES
         if not self.race:
-            if self.ladder is None or is_inferred(self.ladder):
-                raise ValueError(
-                    f"policy = {policy!r} needs ladder= or calibration= (its fidelities and ζ); the default "
-                    "policy 'race' infers the ladder"
-                )
             if self._gp and not (policy_kwargs or {}).get("budget"):
                 raise ValueError(
                     f"policy = {policy!r} needs policy_kwargs={{'budget': Λ}}: its capital, in the ladder's cost units"
@@ -351,17 +347,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                 )
         self.policy_kwargs = dict(policy_kwargs or {})
         self.delta = check_delta(delta)
-        M = None if self.ladder is None else self.ladder.M
-        self.sigma = check_sigma(sigma, calibration, M)
         self._policy_sigma = 0.05 if self.sigma is None else float(np.max(self.sigma))
-        self._race_bias = race_bias
-        if self.ladder is not None and race_bias is not None:
-            coerce_race_bias(race_bias, self.ladder.M)  # validate now
-        if max_resource is not None and not (isinstance(max_resource, (int, float)) and max_resource > 0):
-            raise ValueError(f"max_resource = {max_resource!r} is out of range; accepted: a number > 0")
-        self.max_resource = max_resource
-        self.min_resource = min_resource
-        self.reduction_factor = reduction_factor
         for name, v, low in (
             ("max_grid", max_grid, 1),
             ("n_candidates", n_candidates, 1),
@@ -450,7 +436,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         lad, off = self._ladder_of(study, trials)
         if lad is None:
             return None
-        bias = coerce_race_bias(self._race_bias, lad.M)
+        bias = self._rungs.given_bias(lad.M)
         cache = self._cache(study)
         view = race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
@@ -869,20 +855,16 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         bias: str = "zeta",
         eta: float | None = None,
     ) -> None:
-        self.ladder = resolve_ladder(ladder, calibration, "MFPruner", integer_steps=True, resources=resources)
         if rule not in RULES:
             raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
-        if rule == "iise" and (self.ladder is None or is_inferred(self.ladder)):
-            raise ValueError("rule = 'iise' needs ladder= or calibration= (a ζ for every rung)")
         self.rule = rule
-        M = None if self.ladder is None else self.ladder.M
-        self.sigma = check_sigma(sigma, calibration, M)
-        self._race_bias = race_bias
-        if self.ladder is not None and race_bias is not None:
-            coerce_race_bias(race_bias, self.ladder.M)
-        if max_resource is not None and not (isinstance(max_resource, (int, float)) and max_resource > 0):
-            raise ValueError(f"max_resource = {max_resource!r} is out of range; accepted: a number > 0")
-        self.max_resource, self.min_resource, self.reduction_factor = max_resource, min_resource, reduction_factor
+        self._rungs = resolve_rungs(
+            "MFPruner", ladder=ladder, calibration=calibration, resources=resources, sigma=sigma,
+            race_bias=race_bias, max_resource=max_resource, min_resource=min_resource,
+            reduction_factor=reduction_factor, integer_steps=True,
+            zeta_needed_by="rule = 'iise'" if rule == "iise" else None,
+        )  # fmt: skip
+        self.ladder, self.sigma = self._rungs.ladder, self._rungs.sigma
         self.delta = check_delta(delta)
         check_count("n_trials", n_trials, 1, allow_none=True)
         self.n_trials = n_trials
@@ -902,7 +884,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
             return None
         sign = 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
         if self.rule == "race":
-            bias = coerce_race_bias(self._race_bias, lad.M)
+            bias = self._rungs.given_bias(lad.M)
             cache = self._cache(study)
             return race_view(
                 trials, ladder=lad, offset=off, sign=sign, delta=self.delta, sigma=self.sigma, race_bias=bias,

@@ -61,16 +61,7 @@ from mf_sched._serialize import StateFormatError, encode
 from mf_sched.ladder import FidelityLadder
 from mf_sched.rungs import RULES, RungCertificate, RungEliminator
 
-from ._common import (
-    auto_race_bias,
-    auto_resources,
-    check_sigma,
-    coerce_race_bias,
-    default_sigma,
-    inferred_ladder,
-    is_inferred,
-    resolve_ladder,
-)
+from ._common import auto_race_bias, default_sigma, resolve_rungs
 
 __all__ = [
     "RungScheduler",
@@ -163,9 +154,11 @@ class RungScheduler(FIFOScheduler):
         if rule not in RULES:
             raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
         self.rule = rule
-        lad = resolve_ladder(ladder, calibration, type(self).__name__, resources=resources)
-        if rule == "iise" and (lad is None or is_inferred(lad)):
-            raise ValueError("rule = 'iise' needs ladder= or calibration= (a ζ for every rung)")
+        self._rungs = resolve_rungs(
+            type(self).__name__, ladder=ladder, calibration=calibration, resources=resources, sigma=sigma,
+            race_bias=race_bias, max_resource=max_t, min_resource=min_t, reduction_factor=reduction_factor,
+            zeta_needed_by="rule = 'iise'" if rule == "iise" else None, names=("max_t", "min_t"),
+        )  # fmt: skip
         if mode is not None and mode not in ("min", "max"):
             raise ValueError(f"mode = {mode!r} is unknown; accepted: 'min', 'max'")
         if synchronous is None:
@@ -174,23 +167,16 @@ class RungScheduler(FIFOScheduler):
             raise ValueError("synchronous = True applies to rule = 'iise'; racing needs no barrier")
         if rule == "race" and (eta is not None or bias != "zeta"):
             raise ValueError("bias= and eta= apply to rule = 'iise' only")
-        if max_t is not None and not (isinstance(max_t, (int, float)) and not isinstance(max_t, bool) and max_t > 0):
-            raise ValueError(f"max_t = {max_t!r} is out of range; accepted: a number > 0")
         self._metric, self._mode = metric, mode
         self.time_attr = time_attr
         self.synchronous = bool(synchronous)
         self.pause = bool(pause) and rule == "race"
-        self._max_t, self._min_t, self._eta_rungs = max_t, min_t, reduction_factor
-        self._sigma = check_sigma(sigma, calibration, None if lad is None else lad.M)
-        self._race_bias_arg = race_bias
         self._engine_kw = dict(delta=delta, n_arms=n_trials)
         if rule == "iise":
             self._engine_kw.update(bias=bias, eta=eta)
         else:
             self._engine_kw.update(fixed_arms=bool(fixed_arms), order=order)
-        self.ladder: FidelityLadder | None = lad
-        if lad is None and max_t is not None:
-            self.ladder = inferred_ladder(auto_resources(max_t, min_resource=min_t, reduction_factor=reduction_factor))
+        self.ladder: FidelityLadder | None = self._rungs.initial_ladder()
         self.engine: RungEliminator | None = None
         self._pending_curves: dict[str, list[tuple[float, float]]] = {}  # results seen before the ladder is known
         self._order: list[str] = []  # trial ids in order of arrival (their δ_k index)
@@ -214,11 +200,11 @@ class RungScheduler(FIFOScheduler):
     def _make_engine(self) -> None:
         lad = self.ladder
         assert lad is not None
-        sigma = self._sigma if self._sigma is not None else default_sigma(self._values)
+        sigma = self._rungs.sigma if self._rungs.sigma is not None else default_sigma(self._values)
         if self.rule == "iise":
             self.engine = RungEliminator(lad, sigma=sigma, **self._engine_kw)
         else:
-            bias = coerce_race_bias(self._race_bias_arg, lad.M)
+            bias = self._rungs.given_bias(lad.M)
             self._auto_bias = bias is None
             self._family_values = len(self._values)
             bias = bias if bias is not None else auto_race_bias(lad, self._values, self._mode or "max")
@@ -248,7 +234,7 @@ class RungScheduler(FIFOScheduler):
             R = float(result[self.time_attr])
         if R is None or not R > 0:
             return False
-        self.ladder = inferred_ladder(auto_resources(R, min_resource=self._min_t, reduction_factor=self._eta_rungs))
+        self.ladder = self._rungs.inferred(R)
         self._make_engine()
         return True
 
@@ -697,7 +683,7 @@ class RungScheduler(FIFOScheduler):
         self.engine = None if eng is None else RungEliminator.from_state_dict(eng)
         if self.engine is not None:
             self.ladder = self.engine.ladder
-            self._auto_bias = self.rule == "race" and self._race_bias_arg is None
+            self._auto_bias = self.rule == "race" and self._rungs.race_bias is None
             self._family_values = len(state.get("values", []))
         self._order = [str(k) for k in state.get("order", [])]
         self._arrival_of = {k: i for i, k in enumerate(self._order)}

@@ -274,6 +274,7 @@ def test_cached_rebuild_equals_a_fresh_one() -> None:
     from the storage gives (issue: overhead that stays flat)."""
     import json
 
+    from mf_sched.integrations._common import RungArgs
     from mf_sched.integrations._optuna_race import TrialCache, ladder_of, race_view
 
     CHECKPOINTS.clear()
@@ -284,7 +285,7 @@ def test_cached_rebuild_equals_a_fresh_one() -> None:
     for _ in range(4):
         study.optimize(resumable, n_trials=5)
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = ladder_of(trials, None, 27, None, 3)
+        lad, off = ladder_of(trials, RungArgs(None, None, None, 27, None, 3))
         kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=len(QUALITY),
                   arm_of=sampler._arm_of_trial)  # fmt: skip
         fresh = race_view(trials, **kw).engine.state_dict()
@@ -296,6 +297,7 @@ def test_cached_rebuild_equals_a_fresh_one() -> None:
 def test_cached_rebuild_equals_a_fresh_one_when_trials_finish_out_of_order() -> None:
     import json
 
+    from mf_sched.integrations._common import RungArgs
     from mf_sched.integrations._optuna_race import TrialCache, ladder_of, race_view
 
     space = {"q": [round(0.3 + 0.02 * i, 2) for i in range(30)]}
@@ -318,7 +320,7 @@ def test_cached_rebuild_equals_a_fresh_one_when_trials_finish_out_of_order() -> 
     for _ in range(5):
         study.optimize(obj, n_trials=6, n_jobs=2, catch=(RuntimeError,))
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = ladder_of(trials, None, None, None, 3)
+        lad, off = ladder_of(trials, RungArgs(None, None, None, None, None, 3))
         kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=30,
                   arm_of=sampler._arm_of_trial)  # fmt: skip
         fresh = race_view(trials, **kw)
