@@ -43,7 +43,7 @@ from mf_sched.constrained.mixture import (
 )
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
-from mf_sched.sim.instance import _pos_float, read_instance_json
+from mf_sched.sim.instance import _pos_float, check_instance_keys, read_instance_json
 
 __all__ = ["ConstrainedInstance", "ConstrainedNoise", "is_constrained_file", "load_constrained_instance"]
 
@@ -304,18 +304,12 @@ class ConstrainedInstance:
     @classmethod
     def from_dict(cls, d: Any, *, name: str | None = None) -> ConstrainedInstance:
         """Validate and build an instance from the JSON format (see the module docstring)."""
-        if not isinstance(d, Mapping):
-            raise ValueError(f"an instance must be a JSON object, got {type(d).__name__}")
         allowed = {"rewards", "costs", "thresholds", "noise", "known", "samples", "arm_names", "cost_names"}
         allowed |= {"name", "source"}
-        extra = set(d) - allowed
-        if extra:
-            raise ValueError(f"constrained instance has unknown keys {sorted(extra)}; accepted: {sorted(allowed)}")
-        empirical = isinstance(d.get("noise"), Mapping) and d["noise"].get("kind") == "empirical"
+        noise = d.get("noise") if isinstance(d, Mapping) else None
+        empirical = isinstance(noise, Mapping) and noise.get("kind") == "empirical"
         required = ("thresholds", "noise") + (() if empirical else ("rewards", "costs"))
-        for key in required:
-            if key not in d:
-                raise ValueError(f"constrained instance is missing the required key {key!r}")
+        check_instance_keys(d, "constrained instance", allowed, required)
         for key in ("rewards", "costs", "thresholds", "known", "samples"):
             if key in d and not isinstance(d[key], list):
                 raise ValueError(f"constrained instance '{key}' must be a list")
@@ -323,9 +317,6 @@ class ConstrainedInstance:
         _check_numbers("costs", d.get("costs", []))
         _check_numbers("thresholds", d["thresholds"])
         _check_numbers("samples", d.get("samples", []))
-        for key in ("source", "name"):
-            if key in d and d[key] is not None and not isinstance(d[key], str):
-                raise ValueError(f"constrained instance '{key}' must be a string")
         return cls(
             d.get("rewards"),
             d.get("costs"),

@@ -246,6 +246,21 @@ class RegretLowerBound:
     cost_top: float
     note: str = ""
 
+    @classmethod
+    def of_terms(
+        cls, per_arm: np.ndarray, fidelity: np.ndarray, costs: np.ndarray, notes: list[str], **theorem: str
+    ) -> RegretLowerBound:
+        """The bound with the given per-arm terms (their sum is the coefficient), ``cost_top = costs[-1]`` and
+        the ``notes`` joined; ``theorem``: ``paper``, ``log_of``, ``kind``, ``form``."""
+        return cls(
+            coefficient=float(per_arm.sum()),
+            per_arm=per_arm,
+            fidelity=fidelity,
+            cost_top=float(costs[-1]),
+            note="; ".join(notes),
+            **theorem,  # type: ignore[arg-type]
+        )
+
     def at(self, capital: float) -> float:
         """``coefficient · log(x_Λ)`` at capital ``Λ`` (the leading term; 0 while the log is ≤ 0)."""
         x = math.floor(capital / self.cost_top) if self.log_of == "n_Lambda" else capital
@@ -343,17 +358,8 @@ def kandasamy_regret_lower_bound(
         notes.append("Theorem 4 assumes Bernoulli rewards with 1/2 < mu* < 1 and zeta(1) < 1/2")
     if kind == "gaussian":
         notes.append("Gaussian version of Lemma 11 (same change of measure, Gaussian KL): an extension")
-    return RegretLowerBound(
-        coefficient=float(per_arm.sum()),
-        per_arm=per_arm,
-        fidelity=fid,
-        paper="Kandasamy et al. 2016, Theorem 4 / Lemma 11 (regret of Eq. 1)",
-        log_of="n_Lambda",
-        kind=kind,
-        form=form,
-        cost_top=float(lam[-1]),
-        note="; ".join(notes),
-    )
+    paper = "Kandasamy et al. 2016, Theorem 4 / Lemma 11 (regret of Eq. 1)"
+    return RegretLowerBound.of_terms(per_arm, fid, lam, notes, paper=paper, log_of="n_Lambda", kind=kind, form=form)
 
 
 def wang_regret_lower_bound(
@@ -396,17 +402,8 @@ def wang_regret_lower_bound(
     fid = np.argmin(ratio, axis=1).astype(np.int64)
     per_arm = ratio[np.arange(mu.shape[0]), fid]
     notes = [] if kind == "bernoulli" else ["the theorem's proof uses Bernoulli arms; Gaussian KL is an extension"]
-    return RegretLowerBound(
-        coefficient=float(per_arm.sum()),
-        per_arm=per_arm,
-        fidelity=fid,
-        paper="Wang et al. 2023, Theorem 4.4 (regret of Eq. 9)",
-        log_of="Lambda",
-        kind=kind,
-        form=form,
-        cost_top=float(lam[-1]),
-        note="; ".join(notes),
-    )
+    paper = "Wang et al. 2023, Theorem 4.4 (regret of Eq. 9)"
+    return RegretLowerBound.of_terms(per_arm, fid, lam, notes, paper=paper, log_of="Lambda", kind=kind, form=form)
 
 
 def mfucb_low_fidelity_caps(n: int, rho: float, gamma: Any, sigma: float) -> np.ndarray:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -377,15 +377,8 @@ class Instance:
     @classmethod
     def from_dict(cls, d: Any, *, name: str | None = None) -> Instance:
         """Validate and build an instance from the JSON format (see the module docstring)."""
-        if not isinstance(d, Mapping):
-            raise ValueError(f"an instance must be a JSON object, got {type(d).__name__}")
         allowed = {"means", "costs", "zeta", "gamma", "noise", "source", "name", "resources"}
-        extra = set(d) - allowed
-        if extra:
-            raise ValueError(f"instance has unknown keys {sorted(extra)}; accepted: {sorted(allowed)}")
-        for key in ("means", "costs", "zeta", "noise"):
-            if key not in d:
-                raise ValueError(f"instance is missing the required key {key!r}")
+        check_instance_keys(d, "instance", allowed, ("means", "costs", "zeta", "noise"))
         means = d["means"]
         if not isinstance(means, list) or not means or not all(isinstance(r, list) for r in means):
             raise ValueError("instance 'means' must be a non-empty list of lists (K rows of M fidelities)")
@@ -396,9 +389,6 @@ class Instance:
             for m, v in enumerate(row):
                 if isinstance(v, bool) or not isinstance(v, (int, float)):
                     raise ValueError(f"means[{k}][{m}] must be a number, got {v!r}")
-        for key in ("source", "name"):
-            if key in d and d[key] is not None and not isinstance(d[key], str):
-                raise ValueError(f"instance '{key}' must be a string")
         ladder = FidelityLadder(d["costs"], d["zeta"], gamma=d.get("gamma"), resources=d.get("resources"))
         return cls(means, ladder, d["noise"], source=d.get("source"), name=d.get("name") or name)
 
@@ -407,6 +397,29 @@ class Instance:
 
     def __repr__(self) -> str:
         return f"Instance(name={self.name!r}, K={self.K}, M={self.M}, noise={self.noise.kind})"
+
+
+def check_instance_keys(d: Any, what: str, allowed: set[str], required: Sequence[str]) -> None:
+    """An instance's JSON object: a mapping with only ``allowed`` keys, every ``required`` one among them, and
+    ``source`` / ``name`` strings when present (ValueError naming ``what`` and the key). Shared by every
+    instance kind.
+
+    >>> check_instance_keys({"means": [], "colour": 1}, "instance", {"means"}, ("means",))
+    Traceback (most recent call last):
+    ...
+    ValueError: instance has unknown keys ['colour']; accepted: ['means']
+    """
+    if not isinstance(d, Mapping):
+        raise ValueError(f"an instance must be a JSON object, got {type(d).__name__}")
+    extra = set(d) - allowed
+    if extra:
+        raise ValueError(f"{what} has unknown keys {sorted(extra)}; accepted: {sorted(allowed)}")
+    for key in required:
+        if key not in d:
+            raise ValueError(f"{what} is missing the required key {key!r}")
+    for key in ("source", "name"):
+        if key in d and d[key] is not None and not isinstance(d[key], str):
+            raise ValueError(f"{what} '{key}' must be a string")
 
 
 def read_instance_json(path: str | os.PathLike[str]) -> Any:
