@@ -21,11 +21,12 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
 from mf_sched._progress import Progress
+from mf_sched._validate_core import check_int, check_optional_int
 
 __all__ = ["process_pool", "run_seeded", "split_seed"]
 
@@ -64,8 +65,7 @@ def process_pool(n_workers: int) -> Iterator[ProcessPoolExecutor]:
     ...     list(ex.map(abs, [-1, 2]))
     [1, 2]
     """
-    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
-        raise ValueError(f"n_workers = {n_workers!r} is out of range; accepted: an integer >= 1")
+    check_int("n_workers", n_workers)
     before = set(multiprocessing.active_children())
     ex = ProcessPoolExecutor(
         max_workers=n_workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
@@ -87,13 +87,6 @@ def process_pool(n_workers: int) -> Iterator[ProcessPoolExecutor]:
             p.join(timeout=10)
         raise
     ex.shutdown(wait=True)
-
-
-def _check_count(name: str, value: Any, accepted: str, *, allow_none: bool = False) -> None:
-    if allow_none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} = {value!r} is out of range; accepted: {accepted}")
 
 
 def split_seed(ss: np.random.SeedSequence) -> tuple[int, np.random.SeedSequence]:
@@ -130,10 +123,9 @@ def run_seeded(
     >>> [int(x[0]) for x in a] == [int(x[0]) for x in b]
     True
     """
-    _check_count("runs", runs, "an integer >= 1")
-    _check_count("n_jobs", n_jobs, "an integer >= 1, or None (all CPUs)", allow_none=True)
-    children = np.random.SeedSequence(seed).spawn(int(runs))
-    n_workers = min((os.cpu_count() or 1) if n_jobs is None else int(n_jobs), len(children))
+    children = np.random.SeedSequence(seed).spawn(check_int("runs", runs))
+    n_jobs = check_optional_int("n_jobs", n_jobs, none="all CPUs")
+    n_workers = min((os.cpu_count() or 1) if n_jobs is None else n_jobs, len(children))
     results: list[R] = []
     with Progress(len(children), label, progress) as bar:
         if n_workers <= 1:

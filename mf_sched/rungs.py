@@ -91,6 +91,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import StateFormatError, decode, encode
+from mf_sched._validate_core import check_int, check_optional_int
 from mf_sched.confidence import subgaussian_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
@@ -229,12 +230,8 @@ class RungEliminator:
         if not (np.isfinite(s).all() and (s >= 0).all()):
             raise ValueError(f"sigma = {np.asarray(sigma).tolist()} is out of range; accepted: finite numbers >= 0")
         self.sigma = s
-        if isinstance(replicas, bool) or not isinstance(replicas, (int, np.integer)) or replicas < 1:
-            raise ValueError(f"replicas = {replicas!r} is out of range; accepted: an integer >= 1")
-        self.replicas = int(replicas)
-        if n_arms is not None and (isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 1):
-            raise ValueError(f"n_arms = {n_arms!r} is out of range; accepted: an integer >= 1, or None (open-ended)")
-        self.n_arms = None if n_arms is None else int(n_arms)
+        self.replicas = check_int("replicas", replicas)
+        self.n_arms = check_optional_int("n_arms", n_arms, none="open-ended")
         if bias not in ("zeta", "gamma"):
             raise ValueError(f"bias = {bias!r} is unknown; accepted: 'zeta', 'gamma'")
         if bias == "gamma" and ladder.gamma is None:
@@ -274,13 +271,7 @@ class RungEliminator:
         self.eta = eta
         if min_rung_reports is None:
             min_rung_reports = 1 if eta is None else int(math.ceil(eta))
-        if (
-            isinstance(min_rung_reports, bool)
-            or not isinstance(min_rung_reports, (int, np.integer))
-            or min_rung_reports < 1
-        ):
-            raise ValueError(f"min_rung_reports = {min_rung_reports!r} is out of range; accepted: an integer >= 1")
-        self.min_rung_reports = int(min_rung_reports)
+        self.min_rung_reports = check_int("min_rung_reports", min_rung_reports)
         self._costs = np.asarray(ladder.costs, dtype=float)
         self._keys: list[Hashable] = []
         self._index_of: dict[Hashable, int] = {}
@@ -333,8 +324,7 @@ class RungEliminator:
             raise ValueError(
                 f"more than n_arms = {self.n_arms} runs registered; raise n_arms or pass None (open-ended)"
             )
-        if index is not None and (isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0):
-            raise ValueError(f"index = {index!r} is out of range; accepted: an integer >= 0")
+        check_optional_int("index", index, 0)
         self._grow(n + 1)
         self._keys.append(key)
         self._index_of[key] = n
@@ -345,8 +335,7 @@ class RungEliminator:
         """Record run ``key``'s value at ``rung`` (maximised). Re-reporting the same value is a no-op (so a
         state can be rebuilt from a framework's storage); a different value for a recorded rung, a NaN or
         infinite value, or a rung outside ``0..M−1`` raises ValueError and changes nothing."""
-        if isinstance(rung, bool) or not isinstance(rung, (int, np.integer)) or not 0 <= rung < self.M:
-            raise ValueError(f"rung = {rung!r} is out of range; accepted: an integer in 0..{self.M - 1}")
+        check_int("rung", rung, 0, self.M - 1)
         v = float(value)
         if not math.isfinite(v):
             raise ValueError(f"value = {value!r} for run {key!r} at rung {rung} must be finite")
@@ -761,8 +750,7 @@ class RungEliminator:
         simultaneous, as in IISE. Returns the stopped (and, with ``eta``, halted) keys in registration
         order. Runs without a value at ``rung`` are skipped. With ``rule="race"`` the runs at ``rung`` are
         checked against the incumbent (:meth:`eliminate`)."""
-        if isinstance(rung, bool) or not isinstance(rung, (int, np.integer)) or not 0 <= rung < self.M:
-            raise ValueError(f"rung = {rung!r} is out of range; accepted: an integer in 0..{self.M - 1}")
+        check_int("rung", rung, 0, self.M - 1)
         n = len(self._keys)
         if self.rule == "race":
             cand = np.flatnonzero(self._reached[:n] == rung) if keys is None else [self._row(k) for k in keys]

@@ -76,6 +76,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate_core import check_int
 from mf_sched.curves.learning_curves import LearningCurves, RungValues, parse_fidelities
 from mf_sched.curves.race_calibration import RaceCalibration, calibrate_race
 from mf_sched.ladder import FidelityLadder
@@ -417,8 +418,7 @@ def holdout_coverage(
     t = _check_prob("test_fraction", test_fraction)
     if split not in ("configs", "tasks"):
         raise ValueError(f"split = {split!r} is unknown; accepted: 'configs', 'tasks'")
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ValueError(f"repeats = {repeats!r} is out of range; accepted: an integer >= 1")
+    check_int("repeats", repeats)
     bias = rv.bias()
     has_top = ~np.isnan(bias[:, -1])
     rv = rv.subset(has_top)

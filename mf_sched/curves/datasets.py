@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate_core import check_int
 from mf_sched.curves.learning_curves import LearningCurves, _open_text, _Spec, check_mode, read_csv_columns
 
 __all__ = [
@@ -469,8 +470,7 @@ class LCBenchSurrogate:
     def sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """``n`` configurations drawn uniformly from the search space (log-uniform where the space is log;
         integers rounded), as a dict of arrays."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n = {n!r} is out of range; accepted: an integer >= 1")
+        check_int("n", n)
         out = {}
         for name, h in self.space.items():
             lo, hi = h["lower"], h["upper"]

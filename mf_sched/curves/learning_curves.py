@@ -260,6 +260,12 @@ class _Spec:
     task: str | None
 
 
+def _check_layout(layout: str) -> str:
+    if layout not in ("long", "list"):
+        raise ValueError(f"layout = {layout!r} is unknown; accepted: 'long', 'list'")
+    return layout
+
+
 # ------------------------------------------------------------------------------------------ the table
 class LearningCurves:
     """A table of learning curves: (configuration, fidelity, seed, metric, elapsed cost, task) rows.
@@ -548,10 +554,8 @@ class LearningCurves:
                 raise ValueError(f"the data frame has no column {k!r}; it has {have}")
             col = df[k]
             cols[k] = col.to_numpy() if hasattr(col, "to_numpy") else np.asarray(col)
-        if layout == "list":
+        if _check_layout(layout) == "list":
             return cls._from_list_columns(cols, spec, mode=mode, **kwargs)
-        if layout != "long":
-            raise ValueError(f"layout = {layout!r} is unknown; accepted: 'long', 'list'")
         if any(isinstance(v, np.ndarray) and v.dtype == object for v in cols.values()):
             cols = {k: v.tolist() for k, v in cols.items()}
         return cls._from_columns(cols, spec, mode=mode, **kwargs)
@@ -601,8 +605,7 @@ class LearningCurves:
             raise FileNotFoundError(f"learning-curve file {str(p)!r} does not exist")
         if p.stat().st_size > _MAX_CSV_BYTES:
             raise ValueError(f"{p} is larger than {_MAX_CSV_BYTES} bytes; split it")
-        if layout not in ("long", "list"):
-            raise ValueError(f"layout = {layout!r} is unknown; accepted: 'long', 'list'")
+        _check_layout(layout)
         spec = _Spec(metric, fidelity, config, seed, cost, task)
         wanted = _spec_columns(spec)
         optional = {fidelity} if layout == "list" else set()
@@ -654,13 +657,18 @@ class LearningCurves:
 
         mets = [cell_list(v, spec.metric, i) for i, v in enumerate(cols[spec.metric])]
         lengths = np.fromiter((len(m) for m in mets), dtype=np.int64, count=len(mets))
+
+        def flat_lists(name: str, what: str) -> list[Any]:
+            """Column ``name``'s lists, one per row, each as long as the row's metric list, concatenated."""
+            lists = [cell_list(v, name, i) for i, v in enumerate(cols[name])]
+            for i, (x, m) in enumerate(zip(lists, mets)):
+                if len(x) != len(m):
+                    raise ValueError(f"row {i}: {len(x)} {what} but {len(m)} {spec.metric} values")
+            return [v for x in lists for v in x]
+
         fixed = None
         if spec.fidelity in cols:
-            fids = [cell_list(v, spec.fidelity, i) for i, v in enumerate(cols[spec.fidelity])]
-            for i, (f, m) in enumerate(zip(fids, mets)):
-                if len(f) != len(m):
-                    raise ValueError(f"row {i}: {len(f)} fidelities but {len(m)} {spec.metric} values")
-            flat_fid: Any = [x for f in fids for x in f]
+            flat_fid: Any = flat_lists(spec.fidelity, "fidelities")
         else:
             if list_fidelities is not None:
                 fixed = parse_fidelities(list_fidelities, "list_fidelities")
@@ -673,11 +681,7 @@ class LearningCurves:
                 flat_fid = np.concatenate([np.arange(1, n + 1, dtype=float) for n in lengths.tolist()])
         flat: dict[str, Any] = {spec.metric: [x for m in mets for x in m], spec.fidelity: flat_fid}
         if spec.cost is not None:
-            costs = [cell_list(v, spec.cost, i) for i, v in enumerate(cols[spec.cost])]
-            for i, (c, m) in enumerate(zip(costs, mets)):
-                if len(c) != len(m):
-                    raise ValueError(f"row {i}: {len(c)} {spec.cost} values but {len(m)} {spec.metric} values")
-            flat[spec.cost] = [x for c in costs for x in c]
+            flat[spec.cost] = flat_lists(spec.cost, f"{spec.cost} values")
         for k in (spec.config, spec.seed, spec.task):
             if k is not None:
                 vals = cols[k].tolist() if isinstance(cols[k], np.ndarray) else list(cols[k])

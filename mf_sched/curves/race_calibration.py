@@ -59,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate_core import check_int
 from mf_sched.curves.learning_curves import LearningCurves, parse_fidelities
 from mf_sched.race import FORMS, RaceBias
 
@@ -73,12 +74,6 @@ def _prob(name: str, v: Any, low: float) -> float:
     if not low < f < 1:
         raise ValueError(f"{name} = {v} is out of range; accepted: {low:g} < {name} < 1")
     return f
-
-
-def _positive_int(name: str, v: Any, low: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= {low}")
-    return int(v)
 
 
 def best_of_k_improvements(
@@ -263,8 +258,8 @@ def improvement_samples(
     r = parse_fidelities(rungs, "rungs")
     if r.size < 2:
         raise ValueError("rungs must hold at least 2 fidelities (the last is the target)")
-    n_arms = _positive_int("n_arms", n_arms, 2)
-    draws = _positive_int("draws", draws)
+    n_arms = check_int("n_arms", n_arms, 2)
+    draws = check_int("draws", draws)
     if form not in FORMS:
         raise ValueError(f"form = {form!r} is unknown; accepted: {', '.join(map(repr, FORMS))}")
     score_ideal: float | None = None
@@ -312,7 +307,7 @@ def race_bound(
     r = parse_fidelities(rungs, "rungs")
     q = _prob("quantile", quantile, 0.0)
     c = _prob("confidence", confidence, 0.5)
-    bootstrap = _positive_int("bootstrap", bootstrap)
+    bootstrap = check_int("bootstrap", bootstrap)
     tasks = list(samples)
     arrays = [np.asarray(samples[t], dtype=float) for t in tasks]
     n = len(arrays)

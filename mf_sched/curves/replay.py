@@ -61,6 +61,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate_core import check_int
 from mf_sched.curves.calibration import Calibration, calibrate, estimate_sigma
 from mf_sched.curves.learning_curves import LearningCurves, parse_fidelities
 from mf_sched.ladder import FidelityLadder
@@ -304,9 +305,7 @@ class ReplayBenchmark(Instance):
         return ReplayRun(self, a, s, rng)
 
     def _check(self, arm: Any, fidelity: Any) -> tuple[int, int]:
-        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < self.K:
-            raise ValueError(f"arm = {arm!r} is out of range; accepted: integers 0..{self.K - 1}")
-        return int(arm), self.ladder._check_index(fidelity)
+        return check_int("arm", arm, 0, self.K - 1), self.ladder._check_index(fidelity)
 
     def describe(self) -> str:
         """A short text: arms, seeds, the ladder with ζ coverage on the arms, the best arm."""

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate_core import check_int
 from mf_sched.confidence import bernoulli_kl, gaussian_kl, mfucb_gamma, psi
 from mf_sched.sim.alternative import alternative_means, answer_values
 
@@ -418,8 +419,7 @@ def mfucb_low_fidelity_caps(n: int, rho: float, gamma: Any, sigma: float) -> np.
     >>> mfucb_low_fidelity_caps(10_000, 2.0, mfucb_gamma([1, 10], [0.2, 0.0], 1.0), 1.0).tolist()
     [9211]
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n = {n!r} is out of range; accepted: an integer >= 1")
+    check_int("n", n)
     pg = psi(np.asarray(gamma, dtype=float), sigma)
     raw = np.full(pg.shape, np.inf)  # +inf where ψ(γ) = 0
     pos = pg > 0

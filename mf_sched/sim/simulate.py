@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._parallel import run_seeded, split_seed
+from mf_sched._validate_core import check_optional_int
 from mf_sched.policy import Policy, Recommendation
 from mf_sched.registry import build_policy, get_policy
 from mf_sched.sim.bounds import instance_lower_bound, instance_tight_lower_bound
@@ -160,9 +161,7 @@ def is_correct(arm: int | None, instance: Instance, epsilon: float = 0.0) -> boo
 def _check_workers(workers: int | None) -> int:
     if workers is None:
         return 1 << 62
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers = {workers!r} is out of range; accepted: an integer >= 1, or None (unlimited)")
-    return int(workers)
+    return check_optional_int("workers", workers, none="unlimited")  # type: ignore[return-value]
 
 
 def run_policy(
@@ -203,8 +202,7 @@ def run_policy(
         raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise ValueError(f"budget = {budget} is out of range; accepted: a finite number > 0, or None")
-    if max_pulls is not None and max_pulls < 1:
-        raise ValueError(f"max_pulls = {max_pulls} is out of range; accepted: an integer >= 1, or None")
+    check_optional_int("max_pulls", max_pulls)
     if budget is None and policy.budget is None and max_pulls is None and policy.objective == "regret":
         raise ValueError(f"policy {policy.name!r} never stops by itself: give a budget (the capital Λ)")
     W = _check_workers(workers)
