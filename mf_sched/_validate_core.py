@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_int", "check_optional_int"]
+__all__ = ["check_fraction", "check_int", "check_optional_int"]
 
 
 def _accepted(low: int, high: int | None) -> str:
@@ -57,3 +57,23 @@ def check_optional_int(name: str, value: Any, low: int = 1, high: int | None = N
         raise ValueError(
             f"{name} = {value!r} is out of range; accepted: {_accepted(low, high)}, or None{meaning}"
         ) from None
+
+
+def check_fraction(name: str, value: Any, low: float = 0.0) -> float:
+    """``value`` as a ``float`` strictly between ``low`` and 1 (a probability, a quantile, a confidence δ);
+    else ValueError naming ``name`` and the range.
+
+    >>> check_fraction("delta", 0.05)
+    0.05
+    >>> check_fraction("confidence", 0.3, 0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence = 0.3 is out of range; accepted: 0.5 < confidence < 1
+    """
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in ({low:g}, 1), got {value!r}") from None
+    if not low < f < 1:
+        raise ValueError(f"{name} = {value} is out of range; accepted: {low:g} < {name} < 1")
+    return f

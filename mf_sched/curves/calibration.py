@@ -76,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_int
+from mf_sched._validate_core import check_fraction, check_int
 from mf_sched.curves.learning_curves import LearningCurves, RungValues, parse_fidelities
 from mf_sched.curves.race_calibration import RaceCalibration, calibrate_race
 from mf_sched.ladder import FidelityLadder
@@ -104,16 +104,6 @@ __all__ = [
 _METHODS = ("bootstrap", "order")
 
 
-def _check_prob(name: str, v: Any, low: float = 0.0) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in ({low:g}, 1), got {v!r}") from None
-    if not (low < f < 1):
-        raise ValueError(f"{name} = {v} is out of range; accepted: {low:g} < {name} < 1")
-    return f
-
-
 # ------------------------------------------------------------------------------------------ quantile bounds
 def _check_method(method: Any) -> str:
     if method not in _METHODS:
@@ -132,8 +122,8 @@ def bound_count(n: int, quantile: float, confidence: float, method: str = "boots
     >>> bound_count(100, 0.9, 0.95), bound_count(100, 0.9, 0.95, "order")
     ((90, 94), (90, 96))
     """
-    q = _check_prob("quantile", quantile)
-    c = _check_prob("confidence", confidence, 0.5)
+    q = check_fraction("quantile", quantile)
+    c = check_fraction("confidence", confidence, 0.5)
     _check_method(method)
     if n < 1:
         raise ValueError("no values to take a quantile of")
@@ -413,9 +403,9 @@ def holdout_coverage(
     >>> bool(cov.zeta[0] > 0.88), bool(cov.zeta_point[0] <= cov.zeta[0])
     (True, True)
     """
-    q = _check_prob("quantile", quantile)
-    c = _check_prob("confidence", confidence, 0.5)
-    t = _check_prob("test_fraction", test_fraction)
+    q = check_fraction("quantile", quantile)
+    c = check_fraction("confidence", confidence, 0.5)
+    t = check_fraction("test_fraction", test_fraction)
     if split not in ("configs", "tasks"):
         raise ValueError(f"split = {split!r} is unknown; accepted: 'configs', 'tasks'")
     check_int("repeats", repeats)
@@ -693,8 +683,8 @@ def calibrate(
             four, else configs).
         repeats, test_fraction, seed: of the held-out splits.
     """
-    q = _check_prob("quantile", quantile)
-    c = _check_prob("confidence", confidence, 0.5)
+    q = check_fraction("quantile", quantile)
+    c = check_fraction("confidence", confidence, 0.5)
     if isinstance(curves, LearningCurves):
         if rungs is None:
             raise ValueError("rungs are required: the ladder's fidelities, e.g. [1, 3, 9, 27]")

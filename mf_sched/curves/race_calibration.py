@@ -59,21 +59,11 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_int
+from mf_sched._validate_core import check_fraction, check_int
 from mf_sched.curves.learning_curves import LearningCurves, parse_fidelities
 from mf_sched.race import FORMS, RaceBias
 
 __all__ = ["RaceCalibration", "calibrate_race", "best_of_k_improvements", "improvement_samples", "race_bound"]
-
-
-def _prob(name: str, v: Any, low: float) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in ({low:g}, 1), got {v!r}") from None
-    if not low < f < 1:
-        raise ValueError(f"{name} = {v} is out of range; accepted: {low:g} < {name} < 1")
-    return f
 
 
 def best_of_k_improvements(
@@ -305,8 +295,8 @@ def race_bound(
     a new task's own quantile is below it with probability ``≥ confidence`` (``n/(n + 1)`` when it is the
     largest) — a distribution-free statement over tasks, more conservative with few or unlike tasks."""
     r = parse_fidelities(rungs, "rungs")
-    q = _prob("quantile", quantile, 0.0)
-    c = _prob("confidence", confidence, 0.5)
+    q = check_fraction("quantile", quantile)
+    c = check_fraction("confidence", confidence, 0.5)
     bootstrap = check_int("bootstrap", bootstrap)
     tasks = list(samples)
     arrays = [np.asarray(samples[t], dtype=float) for t in tasks]

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_int
+from mf_sched._validate_core import check_fraction, check_int
 from mf_sched.confidence import bernoulli_kl, gaussian_kl, mfucb_gamma, psi
 from mf_sched.sim.alternative import alternative_means, answer_values
 
@@ -162,8 +162,7 @@ def cost_lower_bound(
     z = np.asarray(zeta, dtype=float)
     if mu.ndim != 2 or mu.shape[1] != lam.size or z.size != lam.size:
         raise ValueError("means must be K×M with M = len(costs) = len(zeta)")
-    if not (0 < delta < 1):
-        raise ValueError(f"delta = {delta} is out of range; accepted: 0 < delta < 1")
+    check_fraction("delta", delta)
     d, theta, b1, b2 = gaps(mu, z)
     if kind == "gaussian":
         if sigma is None or not sigma > 0:
@@ -736,8 +735,7 @@ def tight_lower_bound(
         raise ValueError("costs must be > 0")
     if z.min() < 0:
         raise ValueError("zeta must be >= 0")
-    if not (0 < delta < 1):
-        raise ValueError(f"delta = {delta} is out of range; accepted: 0 < delta < 1")
+    check_fraction("delta", delta)
     if not (sigma is not None and math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma = {sigma} is out of range; accepted: a finite number > 0")
     if not (tol > 0):
@@ -848,8 +846,7 @@ def instance_tight_lower_bound(
     mu = np.asarray(instance.means, dtype=float)
     key = (mu.shape, mu.tobytes(), tuple(instance.ladder.costs), tuple(instance.ladder.zeta), sigma, proxy)
     lb = _TIGHT_CACHE.get(key)
-    if not (0 < delta < 1):
-        raise ValueError(f"delta = {delta} is out of range; accepted: 0 < delta < 1")
+    check_fraction("delta", delta)
     if lb is None:
         lb = tight_lower_bound(
             mu,
