@@ -43,7 +43,7 @@ from mf_sched.constrained.mixture import (
 )
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
-from mf_sched.sim.instance import _pos_float, check_instance_keys, read_instance_json
+from mf_sched.sim.instance import _pos_float, build_from_file, check_instance_keys, read_instance_json
 
 __all__ = ["ConstrainedInstance", "ConstrainedNoise", "is_constrained_file", "load_constrained_instance"]
 
@@ -366,11 +366,7 @@ def load_constrained_instance(path: str | os.PathLike[str]) -> ConstrainedInstan
     from mf_sched.sim.instance import AssumptionWarning
 
     p = Path(path)
-    data = read_instance_json(p)
-    try:
-        inst = ConstrainedInstance.from_dict(data, name=p.stem)
-    except ValueError as e:
-        raise ValueError(f"{p}: {e}") from None
+    inst = build_from_file(p, ConstrainedInstance.from_dict)
     if not inst.assumption.ok:
         warnings.warn(f"{p.name}: {inst.assumption.summary()}", AssumptionWarning, stacklevel=2)
     return inst

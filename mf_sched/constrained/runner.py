@@ -184,6 +184,11 @@ def constrained_policy(
     return build_policy(name, instance.problem(seed=seed), pull_budget=pull_budget, **params)
 
 
+def _check_fast(budget: float | None, max_pulls: int | None, workers: int | None, completion: str) -> None:
+    if budget is not None or max_pulls is not None or workers is not None or completion != "batch":
+        raise ValueError("fast=True runs whole rounds: it takes no budget, max_pulls, workers or completion")
+
+
 def run_constrained(
     policy: Policy,
     instance: ConstrainedInstance,
@@ -209,8 +214,7 @@ def run_constrained(
     (True, (5, 24, 25), True)
     """
     if fast:
-        if budget is not None or max_pulls is not None or workers is not None or completion != "batch":
-            raise ValueError("fast=True runs whole rounds: it takes no budget, max_pulls, workers or completion")
+        _check_fast(budget, max_pulls, workers, completion)
         return _run_fast(policy, instance, np.random.default_rng(seed))
     res = run_policy(
         policy,
@@ -399,32 +403,28 @@ def run_many_constrained(
     p = dict(params or {})
     p["pull_budget"] = pull_budget
     if fast:
-        if budget is not None or max_pulls is not None or workers is not None or completion != "batch":
-            raise ValueError("fast=True runs whole rounds: it takes no budget, max_pulls, workers or completion")
+        _check_fast(budget, max_pulls, workers, completion)
         job = functools.partial(_fast_job, policy, instance, p)
         label = f"{policy} x{runs} (fast)"
         results = run_seeded(job, seed=seed, runs=runs, n_jobs=n_jobs, label=label, progress=progress)
         for i, r in enumerate(results):
             r.seed = i
-        out = summarize_constrained(results, instance, p)
-        if not keep_results:
-            out.results = []
-        return out
-    summary = run_many(
-        policy,
-        _SimView(instance),  # type: ignore[arg-type]
-        runs=runs,
-        seed=seed,
-        budget=budget,
-        params=p,
-        workers=workers,
-        completion=completion,
-        max_pulls=max_pulls,
-        n_jobs=n_jobs,
-        progress=progress,
-        keep_results=True,
-    )
-    results = [_judge(r, instance) for r in summary.results]
+    else:
+        summary = run_many(
+            policy,
+            _SimView(instance),  # type: ignore[arg-type]
+            runs=runs,
+            seed=seed,
+            budget=budget,
+            params=p,
+            workers=workers,
+            completion=completion,
+            max_pulls=max_pulls,
+            n_jobs=n_jobs,
+            progress=progress,
+            keep_results=True,
+        )
+        results = [_judge(r, instance) for r in summary.results]
     out = summarize_constrained(results, instance, p)
     if not keep_results:
         out.results = []

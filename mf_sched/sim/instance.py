@@ -25,15 +25,17 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded, NoiseModel, SubGaussian
+
+T = TypeVar("T")
 
 __all__ = ["Instance", "Sampler", "NoiseSpec", "AssumptionWarning", "AssumptionReport", "load_instance"]
 
@@ -422,6 +424,17 @@ def check_instance_keys(d: Any, what: str, allowed: set[str], required: Sequence
             raise ValueError(f"{what} '{key}' must be a string")
 
 
+def build_from_file(path: str | os.PathLike[str], from_dict: Callable[..., T]) -> T:
+    """``from_dict(data, name=<file stem>)`` on the file's JSON (:func:`read_instance_json`); a ValueError
+    names the file. Shared by every instance kind."""
+    p = Path(path)
+    data = read_instance_json(p)
+    try:
+        return from_dict(data, name=p.stem)
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from None
+
+
 def read_instance_json(path: str | os.PathLike[str]) -> Any:
     """Read an instance file's JSON (size-capped, UTF-8; never evaluated). Shared by every instance kind.
 
@@ -451,11 +464,7 @@ def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instanc
     when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
     """
     p = Path(path)
-    data = read_instance_json(p)
-    try:
-        inst = Instance.from_dict(data, name=p.stem)
-    except ValueError as e:
-        raise ValueError(f"{p}: {e}") from None
+    inst = build_from_file(p, Instance.from_dict)
     if warn:
         rep = inst.check_assumptions()
         if not rep.ok:
