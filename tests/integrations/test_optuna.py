@@ -253,6 +253,9 @@ def test_pruner_decisions_on_constructed_studies() -> None:
         ({"ladder": LADDER, "search_space": {"x": []}}, r"search_space\['x'\] = \[\] is not accepted"),
         ({"ladder": LADDER, "policy": "iise-rungs", "policy_kwargs": {"nope": 1}}, "does not accept parameter"),
         ({"max_resource": -3}, "max_resource = -3 is out of range"),
+        ({"max_resource": 27, "min_resource": 30}, "min_resource = 30 is out of range; accepted: 0 < min_resource"),
+        ({"reduction_factor": 1}, "reduction_factor = 1 is out of range; accepted: a number > 1"),
+        ({"ladder": LADDER, "race_bias": [0.1, 0.0]}, "race_bias has 2 rungs but the ladder has"),
         ({"max_failures": 0}, "max_failures = 0 is out of range"),
     ],
 )

@@ -243,6 +243,10 @@ def test_state_round_trip_and_bad_arguments() -> None:
         IISEScheduler(synchronous=True)
     with pytest.raises(ValueError, match="max_t = 0 is out of range"):
         IISEScheduler(max_t=0)
+    with pytest.raises(ValueError, match="min_t = 0 is out of range"):
+        IISEScheduler(max_t=27, min_t=0)
+    with pytest.raises(ValueError, match="race_bias has 2 rungs but the ladder has"):
+        IISEScheduler(LADDER, race_bias=[0.1, 0.0])
     with pytest.raises(ValueError, match="the ladder needs resources"):
         IISEScheduler(FidelityLadder([1, 3], [0.1, 0.0]))
     with pytest.raises(ValueError, match="mode = 'best' is unknown"):

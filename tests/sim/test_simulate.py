@@ -95,6 +95,23 @@ def test_run_many_is_deterministic_whatever_n_jobs(small_instance):
     assert a.to_dict() == b.to_dict()
 
 
+def test_the_fast_runners_are_deterministic_whatever_n_jobs(small_instance):
+    from mf_sched.constrained.runner import run_many_constrained
+    from mf_sched.constrained.tang2024 import tang2024_instance
+    from mf_sched.sim.iise_runner import run_many_fast
+
+    inst = tang2024_instance("D1P")
+    kw = dict(pull_budget=5_000, runs=3, seed=2, progress=False, fast=True)
+    a, b = (run_many_constrained("sfsr", inst, n_jobs=n, **kw) for n in (1, 2))
+    assert [(r.seed, r.n_pulls, r.correct, r.regret) for r in a.results] == [
+        (r.seed, r.n_pulls, r.correct, r.regret) for r in b.results
+    ]
+    c, d = (run_many_fast("iise", small_instance, runs=3, delta=0.1, seed=4, n_jobs=n, progress=False) for n in (1, 2))
+    assert c.to_dict() == d.to_dict()
+    with pytest.raises(ValueError, match="n_jobs = 0 is out of range; accepted: an integer >= 1, or None"):
+        run_many_constrained("sfsr", inst, n_jobs=0, **kw)
+
+
 def test_mean_ci95():
     m, h = mean_ci95(np.ones(10))
     assert (m, h) == (1.0, 0.0)
