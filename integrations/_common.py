@@ -123,11 +123,12 @@ def resolve_ladder(
 _REAL = (int, float, np.integer, np.floating)
 
 
-def _check_positive(name: str, value: Any, *, allow_none: bool = True) -> None:
+def _check_above(name: str, value: Any, low: float, *, allow_none: bool = False) -> None:
+    """A finite number ``> low`` (or None where ``allow_none``); the error names it and the range."""
     if allow_none and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, _REAL) or not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} = {value!r} is out of range; accepted: a number > 0" + (", or None" * allow_none))
+    if isinstance(value, bool) or not isinstance(value, _REAL) or not (math.isfinite(value) and value > low):
+        raise ValueError(f"{name} = {value!r} is out of range; accepted: a number > {low:g}" + ", or None" * allow_none)
 
 
 @dataclass(frozen=True)
@@ -200,11 +201,9 @@ def resolve_rungs(
     checked_sigma = check_sigma(sigma, calibration, None if lad is None else lad.M)
     if lad is not None:
         coerce_race_bias(race_bias, lad.M)  # fail now on a bad ζ⁺
-    _check_positive(names[0], max_resource)
-    _check_positive(names[1], min_resource)
-    eta = reduction_factor
-    if isinstance(eta, bool) or not isinstance(eta, _REAL) or not (math.isfinite(eta) and eta > 1):
-        raise ValueError(f"reduction_factor = {eta!r} is out of range; accepted: a number > 1")
+    _check_above(names[0], max_resource, 0, allow_none=True)
+    _check_above(names[1], min_resource, 0, allow_none=True)
+    _check_above("reduction_factor", reduction_factor, 1)
     if max_resource is not None and min_resource is not None and min_resource > max_resource:
         raise ValueError(
             f"{names[1]} = {min_resource!r} is out of range; accepted: 0 < {names[1]} <= {names[0]} = {max_resource!r}"

@@ -43,7 +43,13 @@ from mf_sched.constrained.mixture import (
 )
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
-from mf_sched.sim.instance import _pos_float, build_from_file, check_instance_keys, read_instance_json
+from mf_sched.sim.instance import (
+    _pos_float,
+    build_from_file,
+    check_instance_keys,
+    check_numbers,
+    read_instance_json,
+)
 
 __all__ = ["ConstrainedInstance", "ConstrainedNoise", "is_constrained_file", "load_constrained_instance"]
 
@@ -313,10 +319,10 @@ class ConstrainedInstance:
         for key in ("rewards", "costs", "thresholds", "known", "samples"):
             if key in d and not isinstance(d[key], list):
                 raise ValueError(f"constrained instance '{key}' must be a list")
-        _check_numbers("rewards", d.get("rewards", []))
-        _check_numbers("costs", d.get("costs", []))
-        _check_numbers("thresholds", d["thresholds"])
-        _check_numbers("samples", d.get("samples", []))
+        check_numbers("rewards", d.get("rewards", []))
+        check_numbers("costs", d.get("costs", []))
+        check_numbers("thresholds", d["thresholds"])
+        check_numbers("samples", d.get("samples", []))
         return cls(
             d.get("rewards"),
             d.get("costs"),
@@ -335,15 +341,6 @@ class ConstrainedInstance:
 
     def __repr__(self) -> str:
         return f"ConstrainedInstance(name={self.name!r}, K={self.K}, L={self.L}, noise={self.noise.kind})"
-
-
-def _check_numbers(name: str, v: Any, path: str = "") -> None:
-    """Every leaf of a nested list is a real number (bools and strings are rejected, naming the place)."""
-    if isinstance(v, list):
-        for i, x in enumerate(v):
-            _check_numbers(name, x, f"{path}[{i}]")
-    elif isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"{name}{path} must be a number, got {v!r}")
 
 
 def is_constrained_file(path: str | os.PathLike[str]) -> bool:

@@ -387,10 +387,7 @@ class Instance:
         widths = {len(r) for r in means}
         if len(widths) != 1:
             raise ValueError(f"every row of 'means' must have the same length; got lengths {sorted(widths)}")
-        for k, row in enumerate(means):
-            for m, v in enumerate(row):
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise ValueError(f"means[{k}][{m}] must be a number, got {v!r}")
+        check_numbers("means", means)
         ladder = FidelityLadder(d["costs"], d["zeta"], gamma=d.get("gamma"), resources=d.get("resources"))
         return cls(means, ladder, d["noise"], source=d.get("source"), name=d.get("name") or name)
 
@@ -422,6 +419,21 @@ def check_instance_keys(d: Any, what: str, allowed: set[str], required: Sequence
     for key in ("source", "name"):
         if key in d and d[key] is not None and not isinstance(d[key], str):
             raise ValueError(f"{what} '{key}' must be a string")
+
+
+def check_numbers(name: str, v: Any, path: str = "") -> None:
+    """Every leaf of a nested JSON list is a real number (bools and strings are rejected, naming the place).
+
+    >>> check_numbers("means", [[0.1, 0.2], [0.3, "x"]])
+    Traceback (most recent call last):
+    ...
+    ValueError: means[1][1] must be a number, got 'x'
+    """
+    if isinstance(v, list):
+        for i, x in enumerate(v):
+            check_numbers(name, x, f"{path}[{i}]")
+    elif isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{name}{path} must be a number, got {v!r}")
 
 
 def build_from_file(path: str | os.PathLike[str], from_dict: Callable[..., T]) -> T:
