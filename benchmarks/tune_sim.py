@@ -1129,7 +1129,7 @@ def run_tuner(
 
 # ---------------------------------------------------------------------------------------------- speed benchmark
 def _schedulers(K: int, T: int, ladder: Any = None, sigma: float = 0.01) -> dict[str, Callable[[], TrialScheduler]]:
-    """The schedulers compared, as in benchmarks/ray_schedulers.py (``time_attr="epoch"``, ``max_t = T``)."""
+    """FIFO, ASHA, HyperBand and the two IISE schedulers with ``time_attr="epoch"`` and ``max_t = T``."""
     from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler
     from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler
 
@@ -1159,7 +1159,7 @@ def _rung_eta(K: int, T: int) -> TrialScheduler:
 
 def _agreement_cases(n_synthetic: int, n_lcbench: int) -> list[dict[str, Any]]:
     """K = 9 × T = 9 synthetic cases (equal and unequal epoch durations, a checkpoint every epoch) and the
-    LCBench replays of benchmarks/ray_schedulers.py (K = 24, T = 52, 10 ms epochs, checkpoints at the rungs)."""
+    LCBench replays (K = 24, T = 52, 10 ms epochs, checkpoints at the rungs 1, 3, 9, 27, 52)."""
     from mf_sched import FidelityLadder
 
     cases = []
