@@ -1,23 +1,20 @@
 """Shared helpers of the regret reproductions (``reproduce_kandasamy2016.py``, ``reproduce_wang2023_regret.py``):
-seeding, running jobs in processes with progress, mean ± standard error, slopes, and error-band plots."""
+seeding, running jobs in processes with progress, mean ± standard error, slopes, and error-band plots (results,
+JSON and figures: :mod:`benchmarks._common`)."""
 
 from __future__ import annotations
 
-import json
 import math
 import multiprocessing
-import platform
-import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mf_sched._progress import Progress
 
-RESULTS = Path(__file__).resolve().parent / "results"
+__all__ = ["band", "log_slope", "mean_se", "run_jobs", "seeds"]
 
 
 def seeds(root: int, *keys: int) -> tuple[np.random.Generator, int, int]:
@@ -61,35 +58,7 @@ def log_slope(capitals: np.ndarray, regret: np.ndarray, start_fraction: float = 
     return float(np.polyfit(lc[sel], regret[sel], 1)[0])
 
 
-def meta(args: Any) -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine": platform.machine(),
-        "args": vars(args),
-    }
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
-    print(f"wrote {path}")
-
-
 def band(ax: Any, x: np.ndarray, mean: np.ndarray, se: np.ndarray, label: str, **kw: Any) -> None:
     """A curve with a ± 1 standard-error band."""
     (line,) = ax.plot(x, mean, label=label, **kw)
     ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.25, lw=0)
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot with the Agg backend, or None when matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed (pip install 'mf-sched[bench]'): no plot")
-        return None
-    return plt

@@ -23,7 +23,6 @@ numbers beside ours.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -36,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched import Instance, policy_for, run_policy
 from mf_sched._progress import Progress
 from mf_sched.policies.iise import check_assumption1
@@ -215,21 +215,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{dom['assumption1']['zeta']['holds']}/{dom['assumption1']['gamma']['holds']}"
         )
     print(f"\nwall time {report['wall_s']:.0f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1))
-    print(f"wrote {args.out}")
+    write_json(args.out, report)
     _plot(report, args.out.with_suffix(".png"))
     return 0
 
 
 def _plot(report: dict[str, Any], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra provides it
-        print("matplotlib not installed: no plot")
+    plt = pyplot()
+    if plt is None:
         return
     doms = list(report["domains"])
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -245,9 +238,7 @@ def _plot(report: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("cost as % of SE (log)")
     ax.set_title(f"Poiani et al. 2022 Table 1 (x = paper), {report['runs']} runs")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":
