@@ -1,5 +1,5 @@
-"""What every benchmark script shares: where results go, the run's metadata, writing the JSON, matplotlib with
-the Agg backend, saving a figure, and printing a result table.
+"""What every benchmark script shares: seeding, running jobs in processes with progress, where results go, the
+run's metadata, writing the JSON, matplotlib with the Agg backend, saving a figure, and printing a result table.
 
 A script prints its table, writes ``benchmarks/results/<name>.json`` and, when matplotlib is installed (the
 ``bench`` extra), a plot beside it:
@@ -24,16 +24,47 @@ import itertools
 import json
 import platform
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["RESULTS", "cost_columns", "meta", "print_table", "pyplot", "save_figure", "write_json"]
+from mf_sched._parallel import process_pool
+from mf_sched._progress import Progress
+
+__all__ = ["RESULTS", "cost_columns", "meta", "print_table", "pyplot", "run_jobs", "save_figure", "seeds", "write_json"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: where the scripts write their JSON and plots (``benchmarks/results``; git ignores it)
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def seeds(root: int, *keys: int) -> tuple[np.random.Generator, int, int]:
+    """An instance generator plus a policy seed and an observation seed, all derived from
+    ``SeedSequence([root, *keys])`` (independent of the order and the process the job runs in)."""
+    ss = np.random.SeedSequence([root, *keys])
+    a, b, c = ss.spawn(3)
+    return np.random.default_rng(a), int(b.generate_state(1)[0]), int(c.generate_state(1)[0])
+
+
+def run_jobs(fn: Callable[[T], R], jobs: Sequence[T], n_jobs: int, desc: str, progress: bool = True) -> list[R]:
+    """``[fn(j) for j in jobs]`` in order, in ``n_jobs`` worker processes (:func:`mf_sched._parallel.process_pool`:
+    spawned, stopped cleanly on Ctrl-C; ``n_jobs <= 1``: in this process), with a progress bar ``desc``."""
+    out: list[R] = []
+    with Progress(len(jobs), desc, progress) as bar:
+        if n_jobs <= 1 or len(jobs) <= 1:
+            for j in jobs:
+                out.append(fn(j))
+                bar.update()
+        else:
+            with process_pool(min(n_jobs, len(jobs))) as ex:
+                for r in ex.map(fn, jobs):
+                    out.append(r)
+                    bar.update()
+    return out
 
 
 def meta(args: Any = None, **extra: Any) -> dict[str, Any]:

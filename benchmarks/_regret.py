@@ -1,45 +1,15 @@
 """Shared helpers of the regret reproductions (``reproduce_kandasamy2016.py``, ``reproduce_wang2023_regret.py``):
-seeding, running jobs in processes with progress, mean ± standard error, slopes, and error-band plots (results,
-JSON and figures: :mod:`benchmarks._common`)."""
+mean ± standard error, slopes, and error-band plots (seeding, process pools, results, JSON and figures:
+:mod:`benchmarks._common`)."""
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from mf_sched._progress import Progress
-
-__all__ = ["band", "log_slope", "mean_se", "run_jobs", "seeds"]
-
-
-def seeds(root: int, *keys: int) -> tuple[np.random.Generator, int, int]:
-    """An instance generator plus a policy seed and an observation seed, all derived from
-    ``SeedSequence([root, *keys])`` (independent of the order and the process the job runs in)."""
-    ss = np.random.SeedSequence([root, *keys])
-    a, b, c = ss.spawn(3)
-    return np.random.default_rng(a), int(b.generate_state(1)[0]), int(c.generate_state(1)[0])
-
-
-def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], jobs_n: int, desc: str) -> list[Any]:
-    """``[fn(j) for j in jobs]``, in ``jobs_n`` spawned processes (1: in this process), with progress."""
-    out: list[Any] = []
-    with Progress(len(jobs), desc) as bar:
-        if jobs_n <= 1 or len(jobs) == 1:
-            for j in jobs:
-                out.append(fn(j))
-                bar.update()
-        else:
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(jobs_n, len(jobs)), mp_context=ctx) as ex:
-                for r in ex.map(fn, jobs):
-                    out.append(r)
-                    bar.update()
-    return out
+__all__ = ["band", "log_slope", "mean_se"]
 
 
 def mean_se(x: Any, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -47,15 +47,13 @@ import sys
 import time
 import warnings
 import zlib
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from mf_sched.integrations._common import auto_resources
 
-from benchmarks._common import pyplot, save_figure, write_json
-from mf_sched._progress import Progress
+from benchmarks._common import pyplot, run_jobs, save_figure, write_json
 from mf_sched.curves import LearningCurves
 from mf_sched.curves.calibration import calibrate
 from mf_sched.curves.race_calibration import best_of_k_improvements, race_bound
@@ -477,11 +475,7 @@ def main() -> int:
         for t in src.scores:
             for seed in range(n_seeds):
                 jobs.append((name, t, seed, parts, race[t], iise[t], src.scores[t], src.mode, src.rungs))
-    rows: list[dict] = []
-    with Progress(len(jobs), "(task, seed) runs", True) as bar, ProcessPoolExecutor(args.jobs) as pool:
-        for out in pool.map(job, jobs):
-            rows.extend(out)
-            bar.update()
+    rows: list[dict] = [row for out in run_jobs(job, jobs, args.jobs, "(task, seed) runs") for row in out]
     if args.syne_python and "ray" in parts:
         import tempfile
 

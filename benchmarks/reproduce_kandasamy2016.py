@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import RESULTS, meta, pyplot, save_figure, write_json
-from benchmarks._regret import band, log_slope, mean_se, run_jobs, seeds
+from benchmarks._common import RESULTS, meta, pyplot, run_jobs, save_figure, seeds, write_json
+from benchmarks._regret import band, log_slope, mean_se
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
 from mf_sched.sim.bounds import kandasamy_regret_lower_bound, mfucb_analysis
 from mf_sched.sim.simulate import regret_curve

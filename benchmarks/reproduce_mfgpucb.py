@@ -34,13 +34,11 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from benchmarks._common import meta, print_table, pyplot, save_figure, write_json  # noqa: E402
-from mf_sched._progress import Progress  # noqa: E402
+from benchmarks._common import meta, print_table, pyplot, run_jobs, save_figure, write_json  # noqa: E402
 from mf_sched.continuous.functions import get_function  # noqa: E402
 from mf_sched.registry import get_policy  # noqa: E402
 
@@ -177,17 +175,7 @@ def plot(summaries: list[dict], path: Path) -> None:
 def run_all(args: argparse.Namespace) -> tuple[list[dict], float]:
     tasks = [(f, m, s, args.capital) for f in args.functions for m in METHODS for s in range(args.seeds)]
     t0 = time.time()
-    runs: list[dict] = []
-    with Progress(len(tasks), "MF-GP-UCB reproduction", not args.no_progress) as bar:
-        if args.jobs > 1:
-            with ProcessPoolExecutor(args.jobs) as ex:
-                for r in ex.map(_task, tasks):
-                    runs.append(r)
-                    bar.update()
-        else:
-            for t in tasks:
-                runs.append(_task(t))
-                bar.update()
+    runs = run_jobs(_task, tasks, args.jobs, "MF-GP-UCB reproduction", not args.no_progress)
     return runs, time.time() - t0
 
 

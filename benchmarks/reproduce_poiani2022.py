@@ -29,15 +29,13 @@ import platform
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks._common import pyplot, save_figure, write_json
+from benchmarks._common import pyplot, run_jobs, save_figure, write_json
 from mf_sched import Instance, policy_for, run_policy
-from mf_sched._progress import Progress
 from mf_sched.policies.iise import check_assumption1
 from mf_sched.sim.bounds import instance_lower_bound
 from mf_sched.sim.iise_runner import FastStats, run_iise_fast
@@ -102,21 +100,6 @@ def _job(args: tuple[str, str, int, int, bool]) -> dict[str, Any]:
     }
 
 
-def _run_jobs(jobs: list[tuple[Any, ...]], n_jobs: int, desc: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    with Progress(len(jobs), desc, True) as bar:
-        if n_jobs <= 1:
-            for j in jobs:
-                out.append(_job(j))
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=n_jobs) as ex:
-                for r in ex.map(_job, jobs, chunksize=1):
-                    out.append(r)
-                    bar.update()
-    return out
-
-
 def _ci(x: np.ndarray) -> tuple[float, float]:
     """Mean and 1.96·sd/√n (the authors' CI)."""
     if x.size < 2:
@@ -139,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
 
     nf_jobs = [(d, p, 0, args.seed, True) for d in args.domains for p in ("se", *POLICIES)]
-    noise_free = _run_jobs(nf_jobs, args.jobs, "noise-free")
+    noise_free = run_jobs(_job, nf_jobs, args.jobs, "noise-free")
     jobs = [(d, p, r, args.seed, False) for d in args.domains for r in range(runs) for p in ("se", *POLICIES)]
-    results = _run_jobs(jobs, args.jobs, f"table 1 x{runs}")
+    results = run_jobs(_job, jobs, args.jobs, f"table 1 x{runs}")
 
     report: dict[str, Any] = {
         "benchmark": "Poiani et al. 2022, Table 1 (cost as % of SE)",
