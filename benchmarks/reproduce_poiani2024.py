@@ -138,7 +138,7 @@ def bounds_table(insts: dict[str, Instance]) -> list[dict[str, Any]]:
 class _NoStop(MFGrad):
     """MF-GRAD without its stopping rule, to record ω̂(t) as the paper's 5x2 figure does (not registered)."""
 
-    def _check_stop(self) -> None:
+    def _check_stop(self, rows: Any) -> None:
         pass
 
 
