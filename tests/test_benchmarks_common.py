@@ -60,7 +60,7 @@ def test_save_figure_writes_a_png(tmp_path, capsys):
     ax.plot([0, 1], [1, 0])
     save_figure(fig, tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
-    assert not plt.get_fignums()  # closed
+    assert not plt.fignum_exists(fig.number)  # closed
     assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'f.png'}"
 
 
