@@ -114,9 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
     }
     path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"\n{len(points)} points x 3 algorithms x {runs} runs in {total:.0f} s")
     write_json(path, out)
-    print(f"\n{len(points)} points x 3 algorithms x {runs} runs in {total:.0f} s; wrote {path}")
     _plot(points, path.with_suffix(".png"))
     return 0
 
