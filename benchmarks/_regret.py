@@ -1,48 +1,15 @@
 """Shared helpers of the regret reproductions (``reproduce_kandasamy2016.py``, ``reproduce_wang2023_regret.py``):
-seeding, running jobs in processes with progress, mean ± standard error, slopes, and error-band plots."""
+mean ± standard error, slopes, and error-band plots (seeding, process pools, results, JSON and figures:
+:mod:`benchmarks._common`)."""
 
 from __future__ import annotations
 
-import json
 import math
-import multiprocessing
-import platform
-import sys
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mf_sched._progress import Progress
-
-RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def seeds(root: int, *keys: int) -> tuple[np.random.Generator, int, int]:
-    """An instance generator plus a policy seed and an observation seed, all derived from
-    ``SeedSequence([root, *keys])`` (independent of the order and the process the job runs in)."""
-    ss = np.random.SeedSequence([root, *keys])
-    a, b, c = ss.spawn(3)
-    return np.random.default_rng(a), int(b.generate_state(1)[0]), int(c.generate_state(1)[0])
-
-
-def run_jobs(fn: Callable[[Any], Any], jobs: Sequence[Any], jobs_n: int, desc: str) -> list[Any]:
-    """``[fn(j) for j in jobs]``, in ``jobs_n`` spawned processes (1: in this process), with progress."""
-    out: list[Any] = []
-    with Progress(len(jobs), desc) as bar:
-        if jobs_n <= 1 or len(jobs) == 1:
-            for j in jobs:
-                out.append(fn(j))
-                bar.update()
-        else:
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(jobs_n, len(jobs)), mp_context=ctx) as ex:
-                for r in ex.map(fn, jobs):
-                    out.append(r)
-                    bar.update()
-    return out
+__all__ = ["band", "log_slope", "mean_se"]
 
 
 def mean_se(x: Any, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -61,35 +28,7 @@ def log_slope(capitals: np.ndarray, regret: np.ndarray, start_fraction: float = 
     return float(np.polyfit(lc[sel], regret[sel], 1)[0])
 
 
-def meta(args: Any) -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine": platform.machine(),
-        "args": vars(args),
-    }
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
-    print(f"wrote {path}")
-
-
 def band(ax: Any, x: np.ndarray, mean: np.ndarray, se: np.ndarray, label: str, **kw: Any) -> None:
     """A curve with a ± 1 standard-error band."""
     (line,) = ax.plot(x, mean, label=label, **kw)
     ax.fill_between(x, mean - se, mean + se, color=line.get_color(), alpha=0.25, lw=0)
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot with the Agg backend, or None when matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed (pip install 'mf-sched[bench]'): no plot")
-        return None
-    return plt

@@ -30,11 +30,12 @@ Prints a table, writes ``benchmarks/results/adapter_overhead.json`` and ``.png``
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks._common import pyplot, save_figure, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 K = 40
@@ -222,28 +223,20 @@ def main() -> int:
         summary[k] = {"ms": dict(zip(sizes, ms)), "ratio_to_baseline": ratio, "baseline": base.get(k), "slope": slope}
         print(f"{k:38s} " + " ".join(f"{x:8.2f}" for x in ms) + f" {ratio:7.2f} {slope:6.2f}")
     out = ROOT / args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "sizes": sizes, "args": vars(args)}, indent=1))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for i, (k, d) in enumerate(rows.items()):
-            ax.plot(sizes, [1e3 * d[n] for n in sizes], "o-", color=f"C{i % 10}", label=k,
-                    ls="-" if "MF" in k or "IISE" in k else "--")  # fmt: skip
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("trials in the study")
-        ax.set_ylabel("CPU ms per call")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out.with_suffix(".png"), dpi=120)
-        print(f"wrote {out} and {out.with_suffix('.png')}")
-    except ImportError:  # pragma: no cover
-        print(f"wrote {out}")
+    write_json(out, {"summary": summary, "sizes": sizes, "args": vars(args)})
+    plt = pyplot()
+    if plt is None:
+        return 0
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (k, d) in enumerate(rows.items()):
+        ax.plot(sizes, [1e3 * d[n] for n in sizes], "o-", color=f"C{i % 10}", label=k,
+                ls="-" if "MF" in k or "IISE" in k else "--")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("trials in the study")
+    ax.set_ylabel("CPU ms per call")
+    ax.legend(fontsize=7)
+    save_figure(fig, out.with_suffix(".png"))
     return 0
 
 

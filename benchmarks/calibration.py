@@ -22,7 +22,6 @@ Writes ``benchmarks/results/calibration.json`` and ``calibration.png``.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched._progress import Progress
 from mf_sched.curves.calibration import calibrate
 from mf_sched.curves.datasets import LCBenchSurrogate, load_algoperf, load_deepobs, load_taskset
@@ -160,13 +160,8 @@ def print_tables(rows: dict) -> None:
 
 
 def plot(rows: dict, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for key, r in rows.items():
@@ -184,8 +179,7 @@ def plot(rows: dict, path: Path) -> None:
     ax2.set_xlabel("fraction of the run")
     ax2.set_ylabel("held-out coverage of ζ̂ (o: configs, s: tasks)")
     ax2.set_ylim(0.5, 1.01)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -203,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows.values():
         r.pop("calibration")
     meta = {"quick": args.quick, "seconds": round(time.perf_counter() - t0, 1), "python": platform.python_version()}
-    out.write_text(json.dumps({"meta": meta, "sources": rows}, indent=1))
-    print(f"\nwrote {out} and {out.with_suffix('.png')} ({meta['seconds']} s)")
+    write_json(out, {"meta": meta, "sources": rows})
+    print(f"{meta['seconds']} s")
     return 0
 
 

@@ -42,7 +42,6 @@ under misspecified ζ).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import platform
 import sys
@@ -56,6 +55,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched import FidelityLadder, Instance, get_policy, list_policies, load_instance
 from mf_sched._parallel import process_pool
 from mf_sched._progress import Progress
@@ -440,12 +440,8 @@ def _print(result: dict[str, Any]) -> None:
 
 
 def _plot(result: dict[str, Any], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     delta = result["meta"]["delta"]
     cells = [c for c in result["cells"] if c["upper95"] is not None]
@@ -478,8 +474,7 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("mean cost / mean cost with the true ζ")
     ax.set_title("cost of a miscalibrated ζ")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -526,12 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args)
     _print(result)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
-    print(f"wrote {out}")
+    write_json(out, result)
     _plot(result, out.with_suffix(".png"))
-    if out.with_suffix(".png").exists():
-        print(f"wrote {out.with_suffix('.png')}")
     return 0
 
 

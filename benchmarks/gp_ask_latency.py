@@ -34,7 +34,6 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
@@ -43,6 +42,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.optimize import direct  # noqa: E402
 
+from benchmarks._common import meta, print_table, pyplot, save_figure, write_json  # noqa: E402
 from mf_sched import FidelityLadder  # noqa: E402
 from mf_sched._progress import Progress  # noqa: E402
 from mf_sched.continuous.functions import get_function  # noqa: E402
@@ -145,60 +145,34 @@ def main(argv: list[str] | None = None) -> int:
         for k, n in jobs:
             rows.append(time_policy(k, n, args.reps))
             bar.update()
-    hdr = (
-        f"{'policy':<10} {'n':>5} {'obs/fidelity':>20} {'DIRECT evals':>12} {'ask CPU s':>9} {'goal':>5} "
-        f"{'refit s (/25)':>14} {'ask/DIRECT floor':>16} {'sklearn-path/ask':>16}"
-    )
-    print(hdr)
-    print("-" * len(hdr))
-    for r in rows:
-        pf = "/".join(str(v) for v in r["per_fidelity"])
-        print(
-            f"{r['policy']:<10} {r['n_observations']:>5} {pf:>20} {r['acq_maxfun']:>12} {r['ask_s_median']:>9.3f} "
-            f"{'< 1 s':>5} {r['refit_s']:>7.2f} ({r['refit_amortised_s']:.2f}) {r['ask_over_direct_floor']:>16.1f} "
-            f"{r['sklearn_over_ask']:>16.1f}"
-        )
+    columns = [("policy", "<10"), ("n", ">5"), ("obs/fidelity", ">20"), ("DIRECT evals", ">12"),
+               ("ask CPU s", ">9.3f"), ("goal", ">5"), ("refit s (/25)", ">14"), ("ask/DIRECT floor", ">16.1f"),
+               ("sklearn-path/ask", ">16.1f")]  # fmt: skip
+    table = (
+        (r["policy"], r["n_observations"], "/".join(str(v) for v in r["per_fidelity"]), r["acq_maxfun"],
+         r["ask_s_median"], "< 1 s", f"{r['refit_s']:.2f} ({r['refit_amortised_s']:.2f})", r["ask_over_direct_floor"],
+         r["sklearn_over_ask"])
+        for r in rows
+    )  # fmt: skip
+    print_table(columns, table, rule=True)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "gp_ask_latency",
-                "machine": {"platform": platform.platform(), "python": platform.python_version()},
-                "rows": rows,
-            },
-            indent=1,
-        )
-    )
-    print(f"wrote {out}")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        for k, c in (("gp-ucb", "tab:orange"), ("mf-gp-ucb", "tab:blue")):
-            rs = [r for r in rows if r["policy"] == k]
-            ax.plot([r["n_observations"] for r in rs], [r["ask_s_median"] for r in rs], "o-", color=c, label=k)
-            ax.plot(
-                [r["n_observations"] for r in rs],
-                [r["ask_s_median"] + r["refit_amortised_s"] for r in rs],
-                "o--",
-                color=c,
-                alpha=0.5,
-                label=f"{k} + refit/25",
-            )
-        ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-        ax.set_xlabel("observations")
-        ax.set_ylabel("CPU seconds per decision")
-        ax.set_title("ask latency, d = 6 (1 BLAS thread)")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out.with_suffix(".png"), dpi=110)
-        print(f"wrote {out.with_suffix('.png')}")
-    except ImportError:
-        pass
+    write_json(out, {"benchmark": "gp_ask_latency", "machine": meta(platform=platform.platform()), "rows": rows})
+    plt = pyplot()
+    if plt is None:
+        return 0
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for k, c in (("gp-ucb", "tab:orange"), ("mf-gp-ucb", "tab:blue")):
+        rs = [r for r in rows if r["policy"] == k]
+        n_obs = [r["n_observations"] for r in rs]
+        ax.plot(n_obs, [r["ask_s_median"] for r in rs], "o-", color=c, label=k)
+        with_refit = [r["ask_s_median"] + r["refit_amortised_s"] for r in rs]
+        ax.plot(n_obs, with_refit, "o--", color=c, alpha=0.5, label=f"{k} + refit/25")
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("observations")
+    ax.set_ylabel("CPU seconds per decision")
+    ax.set_title("ask latency, d = 6 (1 BLAS thread)")
+    ax.legend(fontsize=7)
+    save_figure(fig, out.with_suffix(".png"), dpi=110)
     return 0
 
 

@@ -27,7 +27,6 @@ Prints tables, writes ``benchmarks/results/mf_grad_improvements.json`` and a PNG
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched import FidelityLadder, Instance, load_instance, run_many
 from mf_sched._progress import Progress
 
@@ -176,17 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     print("\nverdict (cost lower on published AND random, 95% interval below 1; error within δ):", verdict)
     print(f"({elapsed:.0f} s)")
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"delta": delta, "runs": args.runs, "random_instances": args.random_instances}
     meta.update(random_runs=args.random_runs, variants=VARIANTS, seed=args.seed, elapsed_s=elapsed)
-    out.write_text(json.dumps({"meta": meta, "rows": rows, "summary": summary, "verdict": verdict}, indent=1))
-    print(f"wrote {out}")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    write_json(out, {"meta": meta, "rows": rows, "summary": summary, "verdict": verdict})
+    plt = pyplot()
+    if plt is None:
         return 0
     fig, ax = plt.subplots(figsize=(8, 4))
     names = [n for n, _, _ in instances]
@@ -199,9 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_ylabel("mean cost / paper's MF-GRAD")
     ax.set_title(f"MF-GRAD variants, δ = {delta}")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out.with_suffix(".png"), dpi=120)
-    print(f"wrote {out.with_suffix('.png')}")
+    save_figure(fig, out.with_suffix(".png"))
     return 0
 
 

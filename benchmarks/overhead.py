@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
-import platform
 import signal
 import sys
 import time
@@ -47,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import meta, pyplot, save_figure, write_json
 from mf_sched import FidelityLadder, Instance, Policy, get_policy, list_policies, run_policy
 from mf_sched._progress import Progress
 
@@ -231,13 +230,9 @@ def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
-def _plot(rows: list[dict], completion: list[dict], arms: list[int], out: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+def _plot(rows: list[dict], completion: list[dict], arms: list[int], out: Path) -> None:
+    plt = pyplot()
+    if plt is None:
         return None
     pols = [n for n in dict.fromkeys(r["policy"] for r in rows)]
     ncols = 2 if completion else 1
@@ -276,10 +271,7 @@ def _plot(rows: list[dict], completion: list[dict], arms: list[int], out: Path) 
         ax2.set_ylabel("wall time to completion (s)")
         ax2.set_title(f"K={completion[0]['K']:,} × M={completion[0]['M']}")
         ax2.tick_params(axis="x", rotation=30)
-    fig.tight_layout()
-    path = out.with_suffix(".png")
-    fig.savefig(path, dpi=120)
-    return path
+    save_figure(fig, out.with_suffix(".png"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,21 +349,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"{c['policy']:<16}{c['wall_s']:>9.1f} s  {c['status']:<8} {extra}")
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine": platform.machine(),
-        "ladder": LADDER.to_dict(),
-        "pairs": args.pairs,
-        "cap_s": args.cap,
-        "goals_us": {"default": GOAL_US, **{p: GOAL_GRAD_US for p in GRAD_POLICIES}},
-    }
-    out.write_text(json.dumps({"meta": meta, "rows": rows, "completion": completion}, indent=1))
-    print(f"wrote {out}")
-    png = _plot(rows, completion, args.arms, out)
-    if png is not None:
-        print(f"wrote {png}")
+    goals = {"default": GOAL_US, **{p: GOAL_GRAD_US for p in GRAD_POLICIES}}
+    info = meta(ladder=LADDER.to_dict(), pairs=args.pairs, cap_s=args.cap, goals_us=goals)
+    write_json(out, {"meta": info, "rows": rows, "completion": completion})
+    _plot(rows, completion, args.arms, out)
     return 0
 
 

@@ -24,7 +24,6 @@ Writes ``benchmarks/results/poiani2024_instances.json`` (+ ``.png``).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -36,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._common import cost_columns, pyplot, save_figure, write_json
 from mf_sched import run_many
 from mf_sched.policies.iise import check_assumption1
 from mf_sched.sim.iise_runner import run_many_fast
@@ -132,16 +132,10 @@ def main(argv: list[str] | None = None) -> int:
                 "policy": pol,
                 "params": params,
                 "budget": budget,
-                "runs": s.runs,
-                "cost_mean": s.cost_mean,
-                "cost_ci95": s.cost_ci95,
-                "cost_std": s.cost_std,
-                "error_rate": s.error_rate,
-                "certified_rate": s.certified_rate,
+                **cost_columns(s),
                 "stop_reasons": s.stop_reasons,
                 "cost_over_wang_lb": s.cost_over_lower_bound,
                 "cost_over_tight_lb": s.cost_mean / tight,
-                "pulls_per_fidelity": s.pulls_per_fidelity_mean,
                 "wall_s": time.time() - ts,
             }
         rep["instances"][name] = {
@@ -173,21 +167,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"  authors' code: {d['authors']}\n")
     print(f"wall time {rep['wall_s']:.0f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rep, indent=1))
-    print(f"wrote {args.out}")
+    write_json(args.out, rep)
     _plot(rep, args.out.with_suffix(".png"))
     return 0
 
 
 def _plot(rep: dict[str, Any], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        print("matplotlib not installed: no plot")
+    plt = pyplot()
+    if plt is None:
         return
     names = list(rep["instances"])
     fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.6), squeeze=False)
@@ -202,9 +189,7 @@ def _plot(rep: dict[str, Any], path: Path) -> None:
         ax.set_xlabel("cost / (C* log 1/δ)", fontsize=8)
         ax.tick_params(labelsize=7)
     fig.suptitle("Poiani et al. 2024 instances (red: not always certified)", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

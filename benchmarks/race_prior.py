@@ -29,13 +29,13 @@ Prints tables, writes ``benchmarks/results/race_prior.json`` and ``.png``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched._progress import Progress
 from mf_sched.curves.calibration import calibrate
 from mf_sched.curves.race_calibration import improvement_samples, race_bound
@@ -230,7 +230,6 @@ def main() -> int:
         print(f"{'prior':18s} ζ⁺              " + row(report[fam]["upper"][:-1]))
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")
     out = ROOT / args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
     dump = {
         "families": families,
         "sources": {
@@ -240,35 +239,27 @@ def main() -> int:
         },
         "args": vars(args),
     }  # fmt: skip
-    out.write_text(json.dumps(dump, indent=1, default=float))
+    write_json(out, dump)
     if not args.quick:
         pkg = ROOT / "mf_sched" / "data" / "race_prior.json"
-        pkg.write_text(json.dumps({"format": "mf_sched.race_prior/1", "families": families}, indent=1))
-        print(f"wrote {pkg}")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        for ax, fam in zip(axes, ("unit", "loss")):
-            for i, n in enumerate(report[fam]["names"]):
-                ax.plot(FRACTIONS[:-1], per_source[n]["upper"][:-1], "o-", color=f"C{i}", label=f"{n} ζ⁺")
-                za = per_source[n]["zeta_all"]
-                if za is not None and fam == "unit":
-                    ax.plot(FRACTIONS[:-1], za[:-1], ":", color=f"C{i}", label=f"{n} ζ̂ all configs")
-            ax.plot(FRACTIONS[:-1], report[fam]["upper"][:-1], "k-", lw=2, label="prior (max)")
-            ax.set_xscale("log")
-            ax.set_xlabel("fraction of training")
-            ax.set_ylabel("ζ⁺ (metric units)" if fam == "unit" else "ρ (fraction of the current loss)")
-            ax.set_title(f"family {fam!r}")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out.with_suffix(".png"), dpi=120)
-        print(f"wrote {out} and {out.with_suffix('.png')}")
-    except ImportError:  # pragma: no cover
-        print(f"wrote {out}")
+        write_json(pkg, {"format": "mf_sched.race_prior/1", "families": families})
+    plt = pyplot()
+    if plt is None:
+        return 0
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, fam in zip(axes, ("unit", "loss")):
+        for i, n in enumerate(report[fam]["names"]):
+            ax.plot(FRACTIONS[:-1], per_source[n]["upper"][:-1], "o-", color=f"C{i}", label=f"{n} ζ⁺")
+            za = per_source[n]["zeta_all"]
+            if za is not None and fam == "unit":
+                ax.plot(FRACTIONS[:-1], za[:-1], ":", color=f"C{i}", label=f"{n} ζ̂ all configs")
+        ax.plot(FRACTIONS[:-1], report[fam]["upper"][:-1], "k-", lw=2, label="prior (max)")
+        ax.set_xscale("log")
+        ax.set_xlabel("fraction of training")
+        ax.set_ylabel("ζ⁺ (metric units)" if fam == "unit" else "ρ (fraction of the current loss)")
+        ax.set_title(f"family {fam!r}")
+        ax.legend(fontsize=7)
+    save_figure(fig, out.with_suffix(".png"))
     return 0
 
 

@@ -47,14 +47,13 @@ import sys
 import time
 import warnings
 import zlib
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from mf_sched.integrations._common import auto_resources
 
-from mf_sched._progress import Progress
+from benchmarks._common import pyplot, run_jobs, save_figure, write_json
 from mf_sched.curves import LearningCurves
 from mf_sched.curves.calibration import calibrate
 from mf_sched.curves.race_calibration import best_of_k_improvements, race_bound
@@ -382,9 +381,14 @@ def summarise(rows: list[dict]) -> dict:
                         "regret_mean": float(np.nanmean(reg)),
                         "regret_median": float(np.nanmedian(reg)),
                         "no_answer": int(np.isnan(reg).sum()),
-                        "le_tpe_hyperband": float(np.mean([
-                            np.isfinite(r["regret"]) and r["regret"] <= ref[(r["task"], r["seed"])] + 1e-12 for r in mr
-                        ])),  # fmt: skip
+                        "le_tpe_hyperband": float(
+                            np.mean(
+                                [
+                                    np.isfinite(r["regret"]) and r["regret"] <= ref[(r["task"], r["seed"])] + 1e-12
+                                    for r in mr
+                                ]
+                            )
+                        ),  # fmt: skip
                         "epochs_mean": float(np.mean([r["epochs"] for r in mr])),
                         "trials_mean": float(np.mean([r["trials"] for r in mr])),
                         "runs": len(mr),
@@ -396,10 +400,9 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
+    if plt is None:
+        return
 
     keys = sorted({(r["part"], r["source"]) for r in rows})
     fig, axes = plt.subplots(1, len(keys), figsize=(5.5 * len(keys), 4.2), squeeze=False)
@@ -430,8 +433,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_ylabel("mean simple regret" if part == "ray" else "median simple regret (runs with an answer)")
         ax.set_title(f"{part}: {src}")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path)
 
 
 def main() -> int:
@@ -473,11 +475,7 @@ def main() -> int:
         for t in src.scores:
             for seed in range(n_seeds):
                 jobs.append((name, t, seed, parts, race[t], iise[t], src.scores[t], src.mode, src.rungs))
-    rows: list[dict] = []
-    with Progress(len(jobs), "(task, seed) runs", True) as bar, ProcessPoolExecutor(args.jobs) as pool:
-        for out in pool.map(job, jobs):
-            rows.extend(out)
-            bar.update()
+    rows: list[dict] = [row for out in run_jobs(job, jobs, args.jobs, "(task, seed) runs") for row in out]
     if args.syne_python and "ray" in parts:
         import tempfile
 
@@ -486,13 +484,8 @@ def main() -> int:
     summary = summarise(rows)
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")
     out = ROOT / args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "rows": rows, "args": vars(args)}, default=float))
-    try:
-        plot(rows, out.with_suffix(".png"))
-        print(f"wrote {out} and {out.with_suffix('.png')}")
-    except ImportError:  # pragma: no cover
-        print(f"wrote {out}")
+    write_json(out, {"summary": summary, "rows": rows, "args": vars(args)}, indent=None)
+    plot(rows, out.with_suffix(".png"))
     return 0
 
 

@@ -54,7 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._regret import RESULTS, band, log_slope, mean_se, meta, pyplot, run_jobs, seeds, write_json
+from benchmarks._common import RESULTS, meta, pyplot, run_jobs, save_figure, seeds, write_json
+from benchmarks._regret import band, log_slope, mean_se
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
 from mf_sched.sim.bounds import kandasamy_regret_lower_bound, mfucb_analysis
 from mf_sched.sim.simulate import regret_curve
@@ -227,9 +228,7 @@ def plot(results: list[dict[str, Any]], path: Any) -> None:
         used += 1
     for ax in flat[used:]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    print(f"wrote {path}")
+    save_figure(fig, path, dpi=110)
 
 
 def main(argv: list[str] | None = None) -> int:

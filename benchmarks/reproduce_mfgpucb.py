@@ -33,14 +33,12 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from mf_sched._progress import Progress  # noqa: E402
+from benchmarks._common import meta, print_table, pyplot, run_jobs, save_figure, write_json  # noqa: E402
 from mf_sched.continuous.functions import get_function  # noqa: E402
 from mf_sched.registry import get_policy  # noqa: E402
 
@@ -152,13 +150,8 @@ def fmt_ratio(r: dict) -> str:
 
 
 def plot(summaries: list[dict], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, len(summaries), figsize=(4.2 * len(summaries), 3.6), squeeze=False)
     for ax, s in zip(axes[0], summaries):
@@ -176,25 +169,13 @@ def plot(summaries: list[dict], path: Path) -> None:
         ax.set_xlabel("capital Λ")
         ax.set_ylabel("simple regret S(Λ)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    print(f"wrote {path}")
+    save_figure(fig, path, dpi=110)
 
 
 def run_all(args: argparse.Namespace) -> tuple[list[dict], float]:
     tasks = [(f, m, s, args.capital) for f in args.functions for m in METHODS for s in range(args.seeds)]
     t0 = time.time()
-    runs: list[dict] = []
-    with Progress(len(tasks), "MF-GP-UCB reproduction", not args.no_progress) as bar:
-        if args.jobs > 1:
-            with ProcessPoolExecutor(args.jobs) as ex:
-                for r in ex.map(_task, tasks):
-                    runs.append(r)
-                    bar.update()
-        else:
-            for t in tasks:
-                runs.append(_task(t))
-                bar.update()
+    runs = run_jobs(_task, tasks, args.jobs, "MF-GP-UCB reproduction", not args.no_progress)
     return runs, time.time() - t0
 
 
@@ -224,21 +205,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nSimple regret S(Λ) at Λ = {args.capital:g} λ(M), mean ± s.e. over {args.seeds} seeds; capital ratio")
     print("MF-GP-UCB / GP-UCB to reach GP-UCB's mean regret at Λ/2 and at Λ (paper: MF-GP-UCB needs less,")
     print("i.e. ratio < 1, on every function — Fig. 3/8, no numbers in the text); also on the median curves\n")
-    hdr = (
-        f"{'function':<10} {'MF-GP-UCB S(Λ)':>22} {'GP-UCB S(Λ)':>22} {'ratio@Λ/2':>10} {'ratio@Λ':>9} "
-        f"{'median: @Λ/2':>12} {'@Λ':>7} {'MF evals/fid':>20}"
-    )
-    print(hdr)
-    print("-" * len(hdr))
+    columns = [("function", "<10"), ("MF-GP-UCB S(Λ)", ">22"), ("GP-UCB S(Λ)", ">22"), ("ratio@Λ/2", ">10"),
+               ("ratio@Λ", ">9"), ("median: @Λ/2", ">12"), ("@Λ", ">7"), ("MF evals/fid", ">20")]  # fmt: skip
+    table = []
     for s in summaries:
         mf, gp = s["methods"]["mf-gp-ucb"], s["methods"]["gp-ucb"]
         r = s["capital_ratio"]
-        pf = "/".join(f"{v:.0f}" for v in mf["per_fidelity_mean"])
-        print(
-            f"{s['function']:<10} {mf['final_mean']:>12.4g} ± {mf['final_se']:<7.2g} {gp['final_mean']:>12.4g} ± "
-            f"{gp['final_se']:<7.2g} {fmt_ratio(r['gp_half']):>10} {fmt_ratio(r['gp_final']):>9} "
-            f"{fmt_ratio(r['gp_half_median']):>12} {fmt_ratio(r['gp_final_median']):>7} {pf:>20}"
-        )
+        table.append([s["function"], f"{mf['final_mean']:.4g} ± {mf['final_se']:.2g}",
+                      f"{gp['final_mean']:.4g} ± {gp['final_se']:.2g}"]
+                     + [fmt_ratio(r[k]) for k in ("gp_half", "gp_final", "gp_half_median", "gp_final_median")]
+                     + ["/".join(f"{v:.0f}" for v in mf["per_fidelity_mean"])])  # fmt: skip
+    print_table(columns, table, rule=True)
     print(
         f"\nwall time {wall:.0f} s; CPU per run (mean): "
         + ", ".join(
@@ -250,7 +227,6 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "benchmark": "reproduce_mfgpucb",
         "paper": "Kandasamy et al. 2016, Fig. 3/8",
@@ -260,13 +236,12 @@ def main(argv: list[str] | None = None) -> int:
             "functions": args.functions,
             "quick": args.quick,
         },
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": meta(platform=platform.platform(), cpus=os.cpu_count()),
         "wall_s": wall,
         "summaries": summaries,
         "runs": runs,
     }
-    out.write_text(json.dumps(payload, indent=1))
-    print(f"wrote {out}")
+    write_json(out, payload)
     plot(summaries, out.with_suffix(".png"))
     return 0
 

@@ -23,21 +23,19 @@ numbers beside ours.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks._common import pyplot, run_jobs, save_figure, write_json
 from mf_sched import Instance, policy_for, run_policy
-from mf_sched._progress import Progress
 from mf_sched.policies.iise import check_assumption1
 from mf_sched.sim.bounds import instance_lower_bound
 from mf_sched.sim.iise_runner import FastStats, run_iise_fast
@@ -102,21 +100,6 @@ def _job(args: tuple[str, str, int, int, bool]) -> dict[str, Any]:
     }
 
 
-def _run_jobs(jobs: list[tuple[Any, ...]], n_jobs: int, desc: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    with Progress(len(jobs), desc, True) as bar:
-        if n_jobs <= 1:
-            for j in jobs:
-                out.append(_job(j))
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=n_jobs) as ex:
-                for r in ex.map(_job, jobs, chunksize=1):
-                    out.append(r)
-                    bar.update()
-    return out
-
-
 def _ci(x: np.ndarray) -> tuple[float, float]:
     """Mean and 1.96·sd/√n (the authors' CI)."""
     if x.size < 2:
@@ -139,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
 
     nf_jobs = [(d, p, 0, args.seed, True) for d in args.domains for p in ("se", *POLICIES)]
-    noise_free = _run_jobs(nf_jobs, args.jobs, "noise-free")
+    noise_free = run_jobs(_job, nf_jobs, args.jobs, "noise-free")
     jobs = [(d, p, r, args.seed, False) for d in args.domains for r in range(runs) for p in ("se", *POLICIES)]
-    results = _run_jobs(jobs, args.jobs, f"table 1 x{runs}")
+    results = run_jobs(_job, jobs, args.jobs, f"table 1 x{runs}")
 
     report: dict[str, Any] = {
         "benchmark": "Poiani et al. 2022, Table 1 (cost as % of SE)",
@@ -215,21 +198,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{dom['assumption1']['zeta']['holds']}/{dom['assumption1']['gamma']['holds']}"
         )
     print(f"\nwall time {report['wall_s']:.0f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1))
-    print(f"wrote {args.out}")
+    write_json(args.out, report)
     _plot(report, args.out.with_suffix(".png"))
     return 0
 
 
 def _plot(report: dict[str, Any], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the bench extra provides it
-        print("matplotlib not installed: no plot")
+    plt = pyplot()
+    if plt is None:
         return
     doms = list(report["domains"])
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -245,9 +221,7 @@ def _plot(report: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("cost as % of SE (log)")
     ax.set_title(f"Poiani et al. 2022 Table 1 (x = paper), {report['runs']} runs")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

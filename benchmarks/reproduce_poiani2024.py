@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._common import cost_columns, pyplot, save_figure, write_json
 from mf_sched import Instance, get_policy, list_policies, load_instance, run_many
 from mf_sched._progress import Progress
 from mf_sched.policies.mf_grad import MFGrad
@@ -137,7 +138,7 @@ def bounds_table(insts: dict[str, Instance]) -> list[dict[str, Any]]:
 class _NoStop(MFGrad):
     """MF-GRAD without its stopping rule, to record ω̂(t) as the paper's 5x2 figure does (not registered)."""
 
-    def _check_stop(self) -> None:
+    def _check_stop(self, rows: Any) -> None:
         pass
 
 
@@ -260,15 +261,10 @@ def main(argv: list[str] | None = None) -> int:
                     "policy": lab,
                     "registry_name": name,
                     "params": params,
+                    **cost_columns(s),
                     "runs": runs,
-                    "cost_mean": s.cost_mean,
-                    "cost_ci95": s.cost_ci95,
-                    "cost_std": s.cost_std,
                     "cost_median": s.cost_median,
-                    "error_rate": s.error_rate,
-                    "certified_rate": s.certified_rate,
                     "stop_reasons": s.stop_reasons,
-                    "pulls_per_fidelity": s.pulls_per_fidelity_mean,
                     "tight_lower_bound": s.tight_lower_bound,
                     "cost_over_tight_lower_bound": s.cost_over_tight_lower_bound,
                     "cost_over_c_star_log": s.cost_mean / log_lb,
@@ -310,16 +306,10 @@ def main(argv: list[str] | None = None) -> int:
             f"(ω* {opt[4, 1]:.4f}), at fidelity 1 {last[4, 0]:.4f} (0)"
         )
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     meta = {k: getattr(args, k) for k in ("runs", "nonstop_runs", "deltas", "lucb_max_pulls", "seed")}
     meta.update(proportion_runs=args.proportion_runs, proportion_iterations=args.proportion_iterations)
     meta["missing_policies"] = missing
-    out.write_text(
-        json.dumps(
-            {"meta": meta, "bounds": brows, "rows": rows, "per_run_cost": per_run, "proportions": prop}, indent=1
-        )
-    )
-    print(f"wrote {out}")
+    write_json(out, {"meta": meta, "bounds": brows, "rows": rows, "per_run_cost": per_run, "proportions": prop})
     plot(out.with_suffix(".png"), rows, per_run, prop, brows)
     return 0
 
@@ -344,12 +334,8 @@ def print_table(rows: list[dict[str, Any]], elapsed: float) -> None:
 
 
 def plot(path: Path, rows: list[dict[str, Any]], per_run: dict[str, list[float]], prop: Any, brows: list) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     for ax, key in zip(axes[:2], ("4x5", "5x2")):
@@ -386,9 +372,7 @@ def plot(path: Path, rows: list[dict[str, Any]], per_run: dict[str, list[float]]
         ax.set_ylabel("empirical cost proportion ω̂")
         ax.set_title("5x2: MF-GRAD ω̂(t) (dotted: ω*)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

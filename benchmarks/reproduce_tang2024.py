@@ -30,13 +30,13 @@ costs the same at any N and decisions go through the policies' own scoring and r
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
 import zlib
 from pathlib import Path
 
+from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched.constrained import run_many_constrained, tang2024_instance
 
 ALGOS = {"SFSR": ("sfsr", {"score": "iv"}), "SFSR-L": ("sfsr", {"score": "lagrangian"}), "USLP": ("uslp", {})}
@@ -114,9 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
     }
     path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1))
-    print(f"\n{len(points)} points x 3 algorithms x {runs} runs in {total:.0f} s; wrote {path}")
+    print(f"\n{len(points)} points x 3 algorithms x {runs} runs in {total:.0f} s")
+    write_json(path, out)
     _plot(points, path.with_suffix(".png"))
     return 0
 
@@ -141,13 +140,8 @@ def _fmt(row: dict) -> str:
 
 
 def _plot(points: list[dict], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        print("matplotlib not installed (extra 'bench'): no plot")
+    plt = pyplot()
+    if plt is None:
         return
     names = list(dict.fromkeys(p["instance"] for p in points))
     cols = min(4, len(names))
@@ -171,9 +165,7 @@ def _plot(points: list[dict], path: Path) -> None:
     for ax in axes.ravel()[len(names) :]:
         ax.axis("off")
     axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ Writes ``benchmarks/results/wang2023.json`` (+ ``.png``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -35,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._common import cost_columns, pyplot, save_figure, write_json
 from mf_sched import FidelityLadder, Instance, run_many
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,17 +79,7 @@ PAPER_T3 = {
 
 
 def _summ(s: Any) -> dict[str, Any]:
-    return {
-        "runs": s.runs,
-        "cost_mean": s.cost_mean,
-        "cost_ci95": s.cost_ci95,
-        "cost_std": s.cost_std,
-        "error_rate": s.error_rate,
-        "certified_rate": s.certified_rate,
-        "lower_bound": s.lower_bound,
-        "cost_over_lower_bound": s.cost_over_lower_bound,
-        "pulls_per_fidelity": s.pulls_per_fidelity_mean,
-    }
+    return {**cost_columns(s), "lower_bound": s.lower_bound, "cost_over_lower_bound": s.cost_over_lower_bound}
 
 
 def _run(name: str, inst: Instance, runs: int, delta: float, params: dict[str, Any], seed: int, jobs: int) -> Any:
@@ -183,21 +173,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"(errors {a['error_rate']:.2f}/{b['error_rate']:.2f}, {fig['runs']} runs)"
             )
     print(f"\nwall time {rep['wall_s']:.0f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rep, indent=1))
-    print(f"wrote {args.out}")
+    write_json(args.out, rep)
     _plot(rep, cases, args.out.with_suffix(".png"))
     return 0
 
 
 def _plot(rep: dict[str, Any], cases: tuple[int, ...], path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        print("matplotlib not installed: no plot")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, label in zip(axes[:2], ("1a", "1b")):
@@ -226,9 +209,7 @@ def _plot(rep: dict[str, Any], cases: tuple[int, ...], path: Path) -> None:
     ax.set_ylabel("cost ×1e4 (x = paper)")
     ax.set_title("Table 3, priors (0.95, 0.75)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._regret import RESULTS, band, mean_se, meta, pyplot, run_jobs, seeds, write_json
+from benchmarks._common import RESULTS, meta, pyplot, run_jobs, save_figure, seeds, write_json
+from benchmarks._regret import band, mean_se
 from mf_sched import FidelityLadder, Instance, policy_for, run_policy
 from mf_sched.sim.bounds import wang_regret_lower_bound
 from mf_sched.sim.simulate import regret_curve
@@ -219,9 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_title("Elimination: max_Δ E[R] / (K^{1/3} Λ^{2/3})", fontsize=10)
     ax.set_xlabel("budget Λ")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out.with_suffix(".png"), dpi=110)
-    print(f"wrote {out.with_suffix('.png')}")
+    save_figure(fig, out.with_suffix(".png"), dpi=110)
     return 0
 
 

@@ -19,14 +19,11 @@ gaps. Prints a table, writes JSON and a PNG plot.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
+from benchmarks._common import meta, pyplot, save_figure, write_json
 from mf_sched import Instance
 from mf_sched._progress import Progress
 from mf_sched.sim.bounds import tight_lower_bound
@@ -84,23 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     print("⏱: the reference stopped at its time limit (its value is then a looser valid bound)")
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
-        "machine": platform.machine(),
-        "instance": f"Instance.synthetic(K, {COSTS}, {OFFSETS}, {GAMMA}, seed={args.seed}), sigma = 1",
-        "reference_limit_s": args.reference_limit,
-        "reference_max_k": args.reference_max_k,
-    }
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print(f"wrote {out}")
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    instance = f"Instance.synthetic(K, {COSTS}, {OFFSETS}, {GAMMA}, seed={args.seed}), sigma = 1"
+    info = meta(instance=instance, reference_limit_s=args.reference_limit, reference_max_k=args.reference_max_k)
+    write_json(out, {"meta": info, "rows": rows})
+    plt = pyplot()
+    if plt is None:
         return 0
     fig, ax = plt.subplots(figsize=(6, 4))
     ks = [r["K"] for r in rows]
@@ -112,9 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_ylabel("wall time (s)")
     ax.set_title("tight lower bound C*(µ)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out.with_suffix(".png"), dpi=120)
-    print(f"wrote {out.with_suffix('.png')}")
+    save_figure(fig, out.with_suffix(".png"))
     return 0
 
 

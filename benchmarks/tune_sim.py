@@ -66,8 +66,6 @@ import itertools
 import json
 import logging
 import math
-import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -79,6 +77,8 @@ import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 from ray.tune.utils import flatten_dict
+
+from benchmarks._common import meta, pyplot, save_figure, write_json
 
 __all__ = ["Latencies", "RAY_LOCAL", "TrialRecord", "SimResult", "simulate", "replay_trainable", "run_tuner"]
 
@@ -1129,7 +1129,7 @@ def run_tuner(
 
 # ---------------------------------------------------------------------------------------------- speed benchmark
 def _schedulers(K: int, T: int, ladder: Any = None, sigma: float = 0.01) -> dict[str, Callable[[], TrialScheduler]]:
-    """The schedulers compared, as in benchmarks/ray_schedulers.py (``time_attr="epoch"``, ``max_t = T``)."""
+    """FIFO, ASHA, HyperBand and the two IISE schedulers with ``time_attr="epoch"`` and ``max_t = T``."""
     from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler
     from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler
 
@@ -1154,12 +1154,12 @@ def _rung_eta(K: int, T: int) -> TrialScheduler:
 
     res = sorted({r for r in (1, 3, 9, 27, 81, 243) if r < T} | {T})
     ladder = FidelityLadder(costs=res, zeta=np.linspace(0.1, 0.0, len(res)).tolist(), resources=res)
-    return RungScheduler(ladder, time_attr="epoch", sigma=0.01, n_trials=K, eta=3)
+    return RungScheduler(ladder, rule="iise", time_attr="epoch", sigma=0.01, n_trials=K, eta=3)
 
 
 def _agreement_cases(n_synthetic: int, n_lcbench: int) -> list[dict[str, Any]]:
     """K = 9 × T = 9 synthetic cases (equal and unequal epoch durations, a checkpoint every epoch) and the
-    LCBench replays of benchmarks/ray_schedulers.py (K = 24, T = 52, 10 ms epochs, checkpoints at the rungs)."""
+    LCBench replays (K = 24, T = 52, 10 ms epochs, checkpoints at the rungs 1, 3, 9, 27, 52)."""
     from mf_sched import FidelityLadder
 
     cases = []
@@ -1241,20 +1241,12 @@ def _init_ray() -> Any:
 
 
 def _plot(out: Path, draw: Callable[[Any], None]) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        print(f"wrote {out}")
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(7, 3.5))
     draw(ax)
-    fig.tight_layout()
-    fig.savefig(out.with_suffix(".png"), dpi=120)
-    plt.close(fig)
-    print(f"wrote {out} and {out.with_suffix('.png')}")
+    save_figure(fig, out.with_suffix(".png"))
 
 
 def _main_agreement(args: argparse.Namespace) -> int:
@@ -1278,8 +1270,7 @@ def _main_agreement(args: argparse.Namespace) -> int:
         c = v["cases"]
         print(f"{n:20s} exact {v['exact']}/{c}, real outcome among the perturbed simulations {v['in_perturbed']}/{c}")
     out = Path(args.out or "benchmarks/results/tune_sim_agreement.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+    write_json(out, {"summary": summary, "rows": rows})
 
     def draw(ax: Any) -> None:
         ax.barh(names, [summary[n]["in_perturbed"] / summary[n]["cases"] for n in names], color="C1",
@@ -1354,9 +1345,7 @@ def main() -> int:
             line += f" {r['ray_fit_s']:9.1f} {r['speedup_vs_ray']:8.0f}"
         print(line)
     out = Path(args.out or "benchmarks/results/tune_sim_speed.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"K": K, "T": T, "python": sys.version.split()[0], "machine": platform.machine(), "vs_ray": args.vs_ray}
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    write_json(out, {"meta": meta(K=K, T=T, vs_ray=args.vs_ray), "rows": rows})
 
     def draw(ax: Any) -> None:
         ax.barh(list(rows), [r["runs_per_s"] for r in rows.values()], color="C0")

@@ -483,6 +483,27 @@ def data_options(args: Any) -> dict[str, Any]:
     }
 
 
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files only, no display), or None without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return None
+    return plt
+
+
+def save_figure(fig: Any, path: str | Path) -> None:
+    """Lay out a matplotlib figure, save it to ``path`` and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def reduction_factor(epochs: Sequence[int]) -> int:
     """The ratio of a geometric ladder (``(1, 3, 9)`` → 3): Hyperband's and ASHA's ``reduction_factor`` that puts
     their rungs on the same epochs.

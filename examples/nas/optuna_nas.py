@@ -139,9 +139,7 @@ def run_mf(
 ) -> tuple[MethodResult, optuna.Study, MFSampler]:
     """MFSampler + MFPruner until the race is over (the study stops by itself); trials resume their
     architecture's checkpoint."""
-    sampler, pruner = make_mf_sampler_and_pruner(
-        nas.epochs, len(nas.cands), delta=delta, sigma=sigma, seed=nas.seed
-    )
+    sampler, pruner = make_mf_sampler_and_pruner(nas.epochs, len(nas.cands), delta=delta, sigma=sigma, seed=nas.seed)
     if sampler.candidates != nas.cands:
         raise RuntimeError("MFSampler's candidate set differs from nas_common.candidates(): same space and seed?")
     study = optuna.create_study(
@@ -322,12 +320,8 @@ def summarise(res: MethodResult, nas: NAS, store: nc.CheckpointStore) -> dict[st
 
 def plot(summaries: list[dict[str, Any]], full_epochs: int, path: Path) -> bool:
     """Test accuracy of each method's answer against epochs spent; False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
+    plt = nc.pyplot()
+    if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for k, s in enumerate(summaries):
@@ -343,9 +337,7 @@ def plot(summaries: list[dict[str, Any]], full_epochs: int, path: Path) -> bool:
     ax.set_ylabel("test accuracy of the answer")
     ax.set_title("NAS: each method's answer (its best validated candidate)")
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    nc.save_figure(fig, path)
     return True
 
 

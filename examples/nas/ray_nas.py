@@ -189,12 +189,8 @@ def with_resources(args: argparse.Namespace) -> Any:
 
 def plot(summaries: list[dict[str, Any]], path: Path) -> bool:
     """Every trial's learning curve per scheduler, its answer in colour; False without matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
+    plt = nc.pyplot()
+    if plt is None:
         return False
     fig, axes = plt.subplots(1, len(summaries), figsize=(4.2 * len(summaries), 3.6), sharey=True, squeeze=False)
     for ax, s in zip(axes[0], summaries):
@@ -205,9 +201,7 @@ def plot(summaries: list[dict[str, Any]], path: Path) -> bool:
         ax.set_title(f"{s['scheduler']}: {s['epochs']} epochs, test {test}", fontsize=9)
         ax.set_xlabel("epoch")
     axes[0][0].set_ylabel("validation accuracy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    nc.save_figure(fig, path)
     return True
 
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
+
+from mf_sched.cli._common import nonnegative_float
 
 __all__ = ["add_calibrate"]
 
@@ -37,16 +38,6 @@ def _prob(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
     if not 0 < v < 1:
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {v}")
-    return v
-
-
-def _nonneg(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {v}")
     return v
 
 
@@ -68,7 +59,7 @@ def add_calibrate(sub: Any) -> None:
     p.add_argument("--method", choices=("bootstrap", "order"), default="bootstrap")
     p.add_argument("--cost", choices=("auto", "resource", "time"), default="auto", help="what λ(m) is")
     p.add_argument("--how", choices=("previous", "interpolate", "exact"), default="previous")
-    p.add_argument("--tolerance", type=_nonneg, default=0.0, help="relative slack for reaching a rung")
+    p.add_argument("--tolerance", type=nonnegative_float, default=0.0, help="relative slack for reaching a rung")
     p.add_argument("--fraction", action="store_true", help="fidelity = fraction of each run completed")
     p.add_argument("--eta", type=float, default=3.0, help="ratio of a suggested geometric ladder (3)")
     p.add_argument("--min-resource", type=float, default=None)
@@ -92,7 +83,9 @@ def add_calibrate(sub: Any) -> None:
     p.add_argument("--save-ladder", default=None, metavar="PATH")
     p.add_argument("--save-instance", default=None, metavar="PATH")
     p.add_argument("--arms", type=int, default=None, help="--save-instance: configurations drawn as arms")
-    p.add_argument("--extra-noise", type=_nonneg, default=0.0, help="--save-instance: observation noise added")
+    p.add_argument(
+        "--extra-noise", type=nonnegative_float, default=0.0, help="--save-instance: observation noise added"
+    )
     p.set_defaults(func=_cmd_calibrate)
 
 
@@ -104,31 +97,19 @@ def _load(args: argparse.Namespace) -> Any:
     if path.is_file():
         if args.metric is None or args.mode is None:
             raise ValueError("a CSV file needs --metric NAME and --mode max|min")
+        columns = {"config": args.config, "fidelity": args.fidelity, "seed": args.seed_col, "cost": args.cost_col,
+                   "task": args.task_col}  # fmt: skip
         curves = LearningCurves.from_csv(
-            path,
-            metric=args.metric,
-            mode=args.mode,
-            config=args.config,
-            fidelity=args.fidelity,
-            seed=args.seed_col,
-            cost=args.cost_col,
-            task=args.task_col,
-            layout=args.layout,
-            nonfinite=args.nonfinite,
+            path, metric=args.metric, mode=args.mode, layout=args.layout, nonfinite=args.nonfinite, **columns
         )
         if args.task:
             curves = curves.select(tasks=args.task)
         return curves
     if args.curves in SOURCES:
         return load_source(
-            args.curves,
-            path=args.data,
-            tasks=args.task,
-            metric=args.metric,
-            mode=args.mode,
-            n_configs=args.configs,
+            args.curves, path=args.data, tasks=args.task, metric=args.metric, mode=args.mode, n_configs=args.configs,
             seed=args.seed,
-        )
+        )  # fmt: skip
     raise FileNotFoundError(f"{args.curves!r} is neither a file nor a source ({', '.join(SOURCES)})")
 
 
@@ -139,18 +120,10 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     curves = _load(args)
     if args.fraction:
         curves = curves.to_fraction()
+    # the options that calibrate()/suggest_ladder() and ReplayBenchmark.from_curves() both take
+    shared: dict[str, Any] = {k: getattr(args, k) for k in ("quantile", "confidence", "cost", "how", "tolerance")}
     holdout = None if args.holdout == "none" else args.holdout
-    kw: dict[str, Any] = dict(
-        quantile=args.quantile,
-        confidence=args.confidence,
-        method=args.method,
-        cost=args.cost,
-        how=args.how,
-        tolerance=args.tolerance,
-        holdout=holdout,
-        repeats=args.repeats,
-        seed=args.seed,
-    )
+    kw: dict[str, Any] = dict(shared, method=args.method, holdout=holdout, repeats=args.repeats, seed=args.seed)
     if args.fidelities:
         cal = calibrate(curves, parse_fidelities(args.fidelities, "--fidelities"), **kw)
     else:
@@ -167,13 +140,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             cal.rungs,
             n_arms=args.arms,
             calibration="holdout",
-            quantile=args.quantile,
-            confidence=args.confidence,
-            cost=args.cost,
-            how=args.how,
-            tolerance=args.tolerance,
             extra_noise=args.extra_noise,
             seed=args.seed,
+            **shared,
         )
         bench.save(args.save_instance)
         out["instance_file"] = args.save_instance

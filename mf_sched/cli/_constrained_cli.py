@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mf_sched.cli._common import load_reporting_warnings, print_table, run_options
 from mf_sched.constrained.instance import load_constrained_instance
 from mf_sched.constrained.runner import run_many_constrained
 
@@ -13,9 +14,6 @@ __all__ = ["cli_simulate"]
 
 def cli_simulate(args: Any) -> int:
     """``mf-sched simulate`` for a constrained instance file (called by :mod:`mf_sched.cli.app`)."""
-    import sys
-    import warnings
-
     from mf_sched.registry import get_policy
     from mf_sched.sim.instance import AssumptionWarning
 
@@ -30,26 +28,9 @@ def cli_simulate(args: Any) -> int:
     params = dict(args.param)
     if "pull_budget" not in params:
         raise ValueError("constrained instances need the budget N: pass --param pull_budget=N")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", AssumptionWarning)
-        instance = load_constrained_instance(args.instance)
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
+    instance = load_reporting_warnings(load_constrained_instance, args.instance, AssumptionWarning)
     N = params.pop("pull_budget")
-    s = run_many_constrained(
-        args.policy,
-        instance,
-        pull_budget=N,
-        runs=args.runs,
-        seed=args.seed,
-        params=params,
-        budget=args.budget,
-        workers=args.workers,
-        completion=args.completion,
-        max_pulls=args.max_pulls,
-        n_jobs=None if args.jobs == 0 else max(1, args.jobs),
-        progress=not args.no_progress,
-    )
+    s = run_many_constrained(args.policy, instance, pull_budget=N, params=params, **run_options(args))
     d = s.to_dict(per_run=args.per_run)
     if args.json:
         print(json.dumps(d, indent=1))
@@ -71,7 +52,5 @@ def cli_simulate(args: Any) -> int:
         ("stop reasons", s.stop_reasons),
         ("answers (support: count)", dict(list(s.outputs.items())[:5])),
     ]
-    w = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{w}}  {v}")
+    print_table(rows)
     return 0

@@ -39,11 +39,19 @@ import argparse
 import inspect
 import json
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mf_sched.cli._calibrate_cli import _prob, add_calibrate
+from mf_sched.cli._common import (
+    int_at_least,
+    load_reporting_warnings,
+    param,
+    positive_float,
+    print_table,
+    run_options,
+    seconds,
+)
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.sim.instance import AssumptionWarning, load_instance
 from mf_sched.sim.simulate import run_many
@@ -51,55 +59,9 @@ from mf_sched.sim.simulate import run_many
 __all__ = ["main", "SUBCOMMANDS"]
 
 
-def _param(text: str) -> tuple[str, Any]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--param expects KEY=VALUE, got {text!r}")
-    key, raw = text.split("=", 1)
-    key = key.strip().replace("-", "_")
-    if not key.isidentifier():
-        raise argparse.ArgumentTypeError(f"--param key {key!r} is not a valid parameter name")
-    try:
-        value = json.loads(raw)  # numbers, lists, true/false/null; never evaluated as code
-    except json.JSONDecodeError:
-        value = raw
-    return key, value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
-    return v
-
-
-def _int_at_least(low: int, note: str = "") -> Callable[[str], int]:
-    """An argparse type: an integer ``>= low``."""
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if v < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}{note}, got {v}")
-        return v
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-_jobs = _int_at_least(0, " (0: all CPUs)")
+_positive_int = int_at_least(1)
+_jobs = int_at_least(0, " (0: all CPUs)")
 _delta = _prob  # a number in (0, 1)
-
-
-def _seconds(text: str) -> float:
-    v = _positive_float(text)
-    if v == float("inf"):
-        raise argparse.ArgumentTypeError("expected a finite number of seconds")
-    return v
 
 
 def _add_policies(sub: Any) -> None:
@@ -151,11 +113,11 @@ def _add_simulate(sub: Any) -> None:
         default="independent",
         help="also meter the cost of resumable training runs",
     )
-    p.add_argument("--budget", type=_positive_float, default=None, help="cost cap / capital Λ")
+    p.add_argument("--budget", type=positive_float, default=None, help="cost cap / capital Λ")
     p.add_argument("--max-pulls", type=_positive_int, default=None, help="stop a run after this many pulls")
     p.add_argument(
         "--param",
-        type=_param,
+        type=param,
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -165,7 +127,7 @@ def _add_simulate(sub: Any) -> None:
     p.add_argument("--no-bounds", action="store_true", help="skip the instance's cost lower bounds")
     p.add_argument(
         "--bounds-time-limit",
-        type=_seconds,
+        type=seconds,
         default=BOUNDS_TIME_LIMIT,
         metavar="SECONDS",
         help=f"time allowed for the tight lower bound (default {BOUNDS_TIME_LIMIT:g} s; a valid, looser bound "
@@ -193,7 +155,7 @@ def _split_params(args: argparse.Namespace) -> dict[str, Any]:
         value = params.pop(key)
         if getattr(args, key) is not None:
             raise ValueError(f"{key} is given twice (--param {key}={value!r} and {opt}); give it once, with {opt}")
-        check = _delta if key == "delta" else _positive_float
+        check = _delta if key == "delta" else positive_float
         try:
             setattr(args, key, check(str(value)))
         except argparse.ArgumentTypeError as e:
@@ -240,28 +202,17 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP
         return cli_simulate(args)
     params = _split_params(args)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", AssumptionWarning)
-        instance = load_instance(args.instance)
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
+    instance = load_reporting_warnings(load_instance, args.instance, AssumptionWarning)
     _tie_cap(args, instance)
     summary = run_many(
         args.policy,
         instance,
-        runs=args.runs,
-        seed=args.seed,
         delta=args.delta,
-        budget=args.budget,
         params=params,
-        workers=args.workers,
-        completion=args.completion,
         semantics=args.semantics,
-        max_pulls=args.max_pulls,
-        n_jobs=None if args.jobs == 0 else args.jobs,
-        progress=not args.no_progress,
         bounds=not args.no_bounds,
         bounds_time_limit=args.bounds_time_limit,
+        **run_options(args),
     )
     d = summary.to_dict(per_run=args.per_run)
     if args.json:
@@ -298,9 +249,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     ]
     if d["resumable_cost"] is not None:
         rows.append(("resumable cost", f"{d['resumable_cost']:.6g}"))
-    w = max(len(k) for k, _ in rows)
-    for k, v in rows:
-        print(f"{k:<{w}}  {v}")
+    print_table(rows)
     return 0
 
 
