@@ -824,6 +824,8 @@ class Policy(abc.ABC):
             raise fmt("state was saved by a policy with another configuration")
         base = _serialize.decode(state["base"])
         sub = _serialize.decode(state["state"])
+        if isinstance(sub, dict):
+            sub = self._upgrade_state(sub)
         if not isinstance(base, dict) or set(base) != set(self._BASE_STATE):
             raise fmt("state 'base' section has missing or unknown fields")
         if not isinstance(sub, dict) or set(sub) != set(self._state_attrs):
@@ -855,6 +857,11 @@ class Policy(abc.ABC):
         for k, v in sub.items():
             setattr(self, k, v)
         self._after_load()
+
+    def _upgrade_state(self, sub: dict[str, Any]) -> dict[str, Any]:
+        """Hook: translate an older form of the subclass's own state fields (``sub``, decoded) into the
+        current one, so that states saved by earlier versions still load; return the (new) mapping."""
+        return sub
 
     def _validate_state(self, sub: dict[str, Any]) -> None:
         """Hook: check a saved state's own fields (``sub``, decoded) before they are set; raise
