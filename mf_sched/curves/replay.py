@@ -306,7 +306,7 @@ class ReplayBenchmark(Instance):
     def _check(self, arm: Any, fidelity: Any) -> tuple[int, int]:
         if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)) or not 0 <= arm < self.K:
             raise ValueError(f"arm = {arm!r} is out of range; accepted: integers 0..{self.K - 1}")
-        return int(arm), self.ladder._check_index(fidelity)
+        return int(arm), self.ladder.check_index(fidelity)
 
     def describe(self) -> str:
         """A short text: arms, seeds, the ladder with ζ coverage on the arms, the best arm."""
@@ -338,7 +338,7 @@ class ReplayRun:
         self.level: int | None = None
 
     def advance(self, fidelity: int) -> Evaluation:
-        m = self.bench.ladder._check_index(fidelity)
+        m = self.bench.ladder.check_index(fidelity)
         cost = self.bench.ladder.incremental_cost(m, self.level)
         v = float(self.bench.values[self.arm, self.seed, m] + self.bench.extra_noise[m] * self.rng.standard_normal())
         self.level = m

@@ -379,7 +379,7 @@ class IISE(RoundPolicy):
                 raise ValueError(f"fidelities = {fidelities!r} is unknown; accepted: 'all', 'hull' or a list")
             used = None if fidelities == "all" else list(self.assumption1.hull)
         else:
-            used = sorted({ladder._check_index(int(m)) for m in fidelities})
+            used = sorted({ladder.check_index(int(m)) for m in fidelities})
             if not used or used[-1] != M - 1:
                 raise ValueError(f"fidelities = {list(fidelities)} must include the highest fidelity {M - 1}")
         if thresholds is None:
