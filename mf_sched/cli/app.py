@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mf_sched.cli._calibrate_cli import _prob, add_calibrate
+from mf_sched.cli._calibrate_cli import add_calibrate, probability
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.sim.instance import AssumptionWarning, load_instance
 from mf_sched.sim.simulate import run_many
@@ -92,7 +92,7 @@ def _int_at_least(low: int, note: str = "") -> Callable[[str], int]:
 
 _positive_int = _int_at_least(1)
 _jobs = _int_at_least(0, " (0: all CPUs)")
-_delta = _prob  # a number in (0, 1)
+_delta = probability  # a number in (0, 1)
 
 
 def _seconds(text: str) -> float:
