@@ -91,7 +91,7 @@ def time_policy(kind: str, n: int, reps: int) -> dict:
         q = p.ask()
         asks.append(time.process_time() - t0)
     t0 = time.process_time()
-    p._refit()
+    p.refit()
     refit = time.process_time() - t0
     # baselines, same process
     maxfun = p.acq_maxfun
@@ -100,16 +100,16 @@ def time_policy(kind: str, n: int, reps: int) -> dict:
     floor = time.process_time() - t0
     from sklearn.gaussian_process import GaussianProcessRegressor
 
-    from mf_sched.continuous import gp as _gp
+    from mf_sched.continuous.gp import sklearn_kernel
 
     per_m = []
-    for m in p._fids:
-        X, y = p._data(m)
-        if X.shape[0] == 0:
+    for m in p.fidelities_used:
+        g = p.gp_inputs(m)
+        if g["X"].shape[0] == 0:
             continue
         ref = GaussianProcessRegressor(
-            kernel=_gp._make_kernel(p.kernel, 6, p._theta[m], None, False), alpha=p._noise_scaled, optimizer=None
-        ).fit(X, y)
+            kernel=sklearn_kernel(p.kernel, 6, g["theta"], None, False), alpha=g["noise_var"], optimizer=None
+        ).fit(g["X"], g["y"])
         Z = np.random.default_rng(1).random((200, 6))
         t0 = time.process_time()
         for z in Z:

@@ -211,6 +211,13 @@ class TrialCache:
         self.ladder: FidelityLadder | None = None
         self._reset_prefix()
 
+    def start_over(self, layout: tuple[Any, ...]) -> None:
+        """Forget every parsed and folded trial (the rungs or the arms changed) and keep ``layout``, the
+        ``(steps, n_arms, keyed by trial)`` the cache now serves."""
+        self.steps, self.parsed = layout[0], {}
+        self._reset_prefix()
+        self.layout = layout
+
     def _reset_prefix(self) -> None:
         self.prefix = 0  # trials[:prefix] are finished and folded below
         self.keys: list[Any] = []
@@ -278,9 +285,7 @@ def race_view(
     c = cache if cache is not None and contiguous else None
     layout = (tuple(steps.tolist()), n_arms, arm_of is None)
     if c is not None and (c.layout != layout or c.steps != layout[0]):
-        c.steps, c.parsed = layout[0], {}
-        c._reset_prefix()
-        c.layout = layout
+        c.start_over(layout)
     if c is not None and c.prefix:
         keys, rows, index, view.foreign = list(c.keys), dict(c.rows), list(c.index), dict(c.foreign)
         view.resumable = c.resumable

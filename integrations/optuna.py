@@ -129,7 +129,7 @@ def _study_ladder(study: optuna.Study) -> tuple[FidelityLadder | None, int]:
         )
     trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
     src = s if s is not None else p
-    return src._ladder_of(study, trials)  # type: ignore[union-attr]
+    return src.study_ladder(study, trials)  # type: ignore[union-attr]
 
 
 def _need_ladder(study: optuna.Study) -> tuple[FidelityLadder, int]:
@@ -248,7 +248,10 @@ class _StudyCaches:
     def _cache(self, study: optuna.Study) -> TrialCache:
         return self._caches.setdefault(_study_key(study), TrialCache())
 
-    def _ladder_of(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[FidelityLadder | None, int]:
+    def study_ladder(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[FidelityLadder | None, int]:
+        """``(ladder, step offset)`` of ``study`` given its ``trials``: the ladder given to the constructor, or
+        the one inferred from the steps the trials reported (None while nothing can be inferred yet); the
+        offset is 1 when the study counts steps from 1 (see the module docstring), else 0."""
         return ladder_of(trials, self._rungs, cache=self._cache(study))
 
 
@@ -382,6 +385,18 @@ class MFSampler(_StudyCaches, BaseSampler):
         if not self.race and not self._gp:  # a policy probe: fails early on bad policy_kwargs
             self._probe = new_policy(self, 2)
 
+    @property
+    def continuous(self) -> bool:
+        """Whether the policy is a continuous-space GP policy (``"mf-gp-ucb"``, ...; it proposes parameters
+        itself) rather than a finite-armed policy over :attr:`candidates`."""
+        return self._gp
+
+    @property
+    def dynamic_space(self) -> bool:
+        """Whether the inferred search space turned out conditional or dynamic, so that the sampler has
+        handed the study over to its fallback (the policy no longer decides)."""
+        return self._dynamic
+
     # ------------------------------------------------------------------ arms
     @property
     def candidates(self) -> list[dict[str, Any]] | None:
@@ -433,7 +448,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
         if not self._ensure_space(trials) or self._candidates is None:
             return None
-        lad, off = self._ladder_of(study, trials)
+        lad, off = self.study_ladder(study, trials)
         if lad is None:
             return None
         bias = self._rungs.given_bias(lad.M)
@@ -472,7 +487,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
         if not self._ensure_space(trials) or self._candidates is None:
-            lad, _ = self._ladder_of(study, trials)
+            lad, _ = self.study_ladder(study, trials)
             return None, -1 if lad is None else lad.top, seen, "discovery"
         view = self._view(study, trials, exclude=trial.number)
         K = len(self._candidates)
@@ -523,7 +538,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                 assert lad is not None
                 if not isinstance(fid, int) or not 0 <= fid < lad.top or trial.last_step is None:
                     return False
-                _, off = self._ladder_of(study, trials)
+                _, off = self.study_ladder(study, trials)
                 if trial.last_step + off < lad.resources[fid]:
                     return False
                 rung = fid  # an ordinary objective reached the policy's fidelity: its value there counts
@@ -879,7 +894,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         """The engine with every trial's rung values (maximisation convention), one run per trial; None while
         the ladder is unknown."""
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = self._ladder_of(study, trials)
+        lad, off = self.study_ladder(study, trials)
         if lad is None:
             return None
         sign = 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
@@ -908,12 +923,12 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
 
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         sampler = study.sampler
-        if isinstance(sampler, MFSampler) and not sampler._dynamic and not sampler._gp:
+        if isinstance(sampler, MFSampler) and not sampler.dynamic_space and not sampler.continuous:
             return sampler.should_prune(study, trial)
         if trial.last_step is None:
             return False
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = self._ladder_of(study, trials)
+        lad, off = self.study_ladder(study, trials)
         if lad is None or not _crossed_rung(trial, np.asarray(lad.resources, dtype=float) - off):
             return False
         eng = self.engine(study)

@@ -94,6 +94,10 @@ class KineticMax:
         self._sig[k] = sig
         return self._piece(k)
 
+    def signature(self, k: int) -> Any:
+        """The signature of leaf ``k`` as last loaded from the model (see :meth:`LeafModel.lines`)."""
+        return self._sig[k]
+
     def _piece(self, k: int) -> tuple[float, float, float, float]:
         """``(a, b, end, kmin)`` of leaf ``k`` at ``s``: its active line ``a + b s``, the ``s`` up to which
         that line stays active (a lower bound), and the smallest slope of its lines."""

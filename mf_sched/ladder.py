@@ -175,12 +175,25 @@ class FidelityLadder:
 
     def cost(self, m: int) -> float:
         """Cost ``λ(m)`` of one pull at fidelity ``m`` (0-based)."""
-        return self.costs[self._check_index(m)]
+        return self.costs[self.check_index(m)]
 
-    def _check_index(self, m: int) -> int:
+    def check_index(self, m: int) -> int:
+        """``m`` as a plain ``int`` when it is a fidelity index of this ladder (``0 .. M − 1``); otherwise a
+        ``ValueError`` naming the accepted range.
+
+        >>> lad = FidelityLadder([1, 3, 9], zeta=[0.2, 0.1, 0.0])
+        >>> lad.check_index(2)
+        2
+        >>> lad.check_index(3)
+        Traceback (most recent call last):
+        ...
+        ValueError: fidelity index 3 is out of range; accepted: integers 0..2
+        """
         if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or not 0 <= m < self.M:
             raise ValueError(f"fidelity index {m!r} is out of range; accepted: integers 0..{self.M - 1}")
         return int(m)
+
+    _check_index = check_index  # the former private name, kept as an alias
 
     @property
     def costs_array(self) -> np.ndarray:
@@ -211,10 +224,10 @@ class FidelityLadder:
         >>> FidelityLadder([1, 3, 9], [0.2, 0.1, 0]).incremental_cost(2, from_m=0)
         8.0
         """
-        m = self._check_index(m)
+        m = self.check_index(m)
         if from_m is None:
             return self.costs[m]
-        from_m = self._check_index(from_m)
+        from_m = self.check_index(from_m)
         if from_m >= m:
             raise ValueError(f"from_m={from_m} must be below m={m} to advance a run")
         return self.costs[m] - self.costs[from_m]

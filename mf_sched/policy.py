@@ -568,6 +568,26 @@ class Policy(abc.ABC):
         self._sums[arm, fid] += v
         self._sumsq[arm, fid] += v * v
 
+    def _record_totals(
+        self, arms: Any, fidelity: int, counts: Any, sums: Any, sumsq: Any, cost: float | None = None
+    ) -> None:
+        """Record many results at once from their totals, without the per-pull protocol (for simulators'
+        sufficient-statistics paths, e.g. :meth:`RoundPolicy.observe_round_totals`).
+
+        ``arms`` indexes the arms (an index array or a slice), ``counts`` is their numbers of new results at
+        ``fidelity`` (an array matching ``arms`` or one number for all), ``sums`` / ``sumsq`` the sums of
+        those rewards and of their squares; ``cost`` is what they cost in all (default: their number times
+        the fidelity's cost). Only the base statistics change (counts, sums, sums of squares, cost, pulls
+        told); the caller validates and updates its own statistics.
+        """
+        n = np.broadcast_to(counts, self._counts[arms, fidelity].shape)
+        self._n_told += int(n.sum())
+        self._cost += int(n.sum()) * float(self._costs[fidelity]) if cost is None else cost
+        self._counts[arms, fidelity] += counts
+        self._sums[arms, fidelity] += sums
+        self._sumsq[arms, fidelity] += sumsq
+        self._proposal = None
+
     def tell_batch(self, pulls: Sequence[Pull | int], values: Any) -> None:
         """Record several observations at once; all-or-nothing (validation happens before any change)."""
         if isinstance(pulls, (str, bytes, Pull)) or not isinstance(pulls, Iterable):
@@ -804,6 +824,8 @@ class Policy(abc.ABC):
             raise fmt("state was saved by a policy with another configuration")
         base = _serialize.decode(state["base"])
         sub = _serialize.decode(state["state"])
+        if isinstance(sub, dict):
+            sub = self._upgrade_state(sub)
         if not isinstance(base, dict) or set(base) != set(self._BASE_STATE):
             raise fmt("state 'base' section has missing or unknown fields")
         if not isinstance(sub, dict) or set(sub) != set(self._state_attrs):
@@ -835,6 +857,11 @@ class Policy(abc.ABC):
         for k, v in sub.items():
             setattr(self, k, v)
         self._after_load()
+
+    def _upgrade_state(self, sub: dict[str, Any]) -> dict[str, Any]:
+        """Hook: translate an older form of the subclass's own state fields (``sub``, decoded) into the
+        current one, so that states saved by earlier versions still load; return the (new) mapping."""
+        return sub
 
     def _validate_state(self, sub: dict[str, Any]) -> None:
         """Hook: check a saved state's own fields (``sub``, decoded) before they are set; raise
@@ -1069,6 +1096,74 @@ class RoundPolicy(Policy):
     def _maybe_close_round(self) -> None:
         if self._q_pending == 0 and self._q_pos >= self._q_arms.size and not self._finished:
             self._round_complete()
+            self._advance()
+
+    # ------------------------------------------------------------------ sufficient-statistics hooks
+    def _at_round_boundary(self) -> bool:
+        """True when nothing of the current round has been handed out (nor anything else is outstanding)."""
+        return not self._outstanding and self._q_pos == 0 and self._q_pending == 0
+
+    def round_counts(self) -> np.ndarray:
+        """Pulls of the current round not yet handed out, counted per arm (a fresh vector of length
+        ``n_arms``; all zeros once the policy has finished).
+
+        With :meth:`observe_round_totals` this lets a simulator draw a whole round as per-arm totals.
+
+        >>> from mf_sched import FidelityLadder
+        >>> from mf_sched.policies.successive_halving import SuccessiveHalving
+        >>> p = SuccessiveHalving(4, FidelityLadder([1.0, 3.0], [0.1, 0.0]), samples_per_rung=2)
+        >>> p.round_counts().tolist()
+        [2, 2, 2, 2]
+        """
+        return np.bincount(self._q_arms[self._q_pos :], minlength=self.n_arms)
+
+    def observe_round_totals(self, counts: Any, sums: Any, sumsq: Any) -> None:
+        """Complete the current round from per-arm totals instead of one ``tell`` per pull.
+
+        For simulators' sufficient-statistics paths (e.g. :func:`mf_sched.constrained.runner.run_constrained`
+        with ``fast=True``): ``counts`` must equal :meth:`round_counts` (the unissued part of the round, all
+        at one fidelity; nothing may be outstanding), ``sums[a]`` is the sum of arm ``a``'s observations in
+        the round (a vector per arm for vector observations, ``value_width > 1``) and ``sumsq[a]`` the sum
+        of its squared rewards. The policy then ends in the state the per-pull protocol would give for
+        pulls with these totals — for policies whose round decisions depend on a round's results only
+        through per-arm totals; those policies implement :meth:`_observe_round_totals` (others raise
+        :class:`PolicyError`). Not recorded in :attr:`history`.
+
+        Raises :class:`PolicyError` (and changes nothing) when the policy has finished, a pull is
+        outstanding, the rest of the round spans several fidelities, ``counts``
+        differ from :meth:`round_counts`, or history is being recorded.
+        """
+        if self._finished or self._outstanding:
+            raise PolicyError("round totals can only complete a round with no pull outstanding")
+        if self._events is not None:
+            raise PolicyError("observe_round_totals cannot be used while history is being recorded")
+        if type(self)._observe_round_totals is RoundPolicy._observe_round_totals:
+            raise PolicyError(f"{self.name} cannot observe a round from per-arm totals")
+        fids = self._q_fids[self._q_pos :]
+        if fids.size and np.any(fids != fids[0]):
+            raise PolicyError("observe_round_totals needs a round at one fidelity")
+        counts = np.asarray(counts)
+        if not np.array_equal(self.round_counts(), counts):
+            raise PolicyError("counts do not match the current round (see round_counts)")
+        sums, sumsq = np.asarray(sums, dtype=float), np.asarray(sumsq, dtype=float)
+        self._record_totals(slice(None), int(fids[0]), counts, sums if sums.ndim == 1 else sums[:, 0], sumsq)
+        self._observe_round_totals(counts, sums)
+        self._q_pos = self._q_arms.size
+        self._q_pending = 0
+        self._maybe_close_round()
+
+    def _observe_round_totals(self, counts: np.ndarray, sums: np.ndarray) -> None:
+        """Accumulate a whole round from per-arm ``counts`` and observation ``sums`` (the subclass's own
+        statistics; the base ones are already updated). Override to support :meth:`observe_round_totals`."""
+        raise NotImplementedError
+
+    def _count_rounds(self, n: int, *, requeue: bool) -> None:
+        """Count ``n`` whole rounds that a subclass recorded from totals (copies of the queued round, e.g.
+        :meth:`mf_sched.policies.iise.IISE.record_rounds`); ``requeue``: the subclass's decisions changed
+        its next round, so the queued round is replaced by a freshly built one."""
+        self._round += n
+        if requeue:
+            self._round -= 1
             self._advance()
 
     def _observe_extra(self, arm: int, fidelity: int, value: float) -> None:

@@ -28,10 +28,15 @@ from typing import Any
 
 from mf_sched.cli._common import nonnegative_float
 
-__all__ = ["add_calibrate"]
+__all__ = ["add_calibrate", "probability"]
 
 
-def _prob(text: str) -> float:
+def probability(text: str) -> float:
+    """Argparse type: a number strictly between 0 and 1 (a probability such as δ, a quantile, a confidence).
+
+    >>> probability("0.05")
+    0.05
+    """
     try:
         v = float(text)
     except ValueError:
@@ -54,8 +59,8 @@ def add_calibrate(sub: Any) -> None:
     p.add_argument("--metric", default=None, help="metric column (required for a CSV file)")
     p.add_argument("--mode", choices=("max", "min"), default=None, help="max: higher is better; min: lower")
     p.add_argument("--fidelities", default=None, help="ladder rungs, e.g. 1,3,9,27 (last = target)")
-    p.add_argument("--quantile", type=_prob, default=0.95, help="fraction of configurations ζ covers (0.95)")
-    p.add_argument("--confidence", type=_prob, default=0.95, help="level of the upper bound on it (0.95)")
+    p.add_argument("--quantile", type=probability, default=0.95, help="fraction of configurations ζ covers (0.95)")
+    p.add_argument("--confidence", type=probability, default=0.95, help="level of the upper bound on it (0.95)")
     p.add_argument("--method", choices=("bootstrap", "order"), default="bootstrap")
     p.add_argument("--cost", choices=("auto", "resource", "time"), default="auto", help="what λ(m) is")
     p.add_argument("--how", choices=("previous", "interpolate", "exact"), default="previous")

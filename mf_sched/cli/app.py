@@ -42,7 +42,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from mf_sched.cli._calibrate_cli import _prob, add_calibrate
+from mf_sched.cli._calibrate_cli import add_calibrate, probability
 from mf_sched.cli._common import (
     int_at_least,
     load_reporting_warnings,
@@ -61,7 +61,7 @@ __all__ = ["main", "SUBCOMMANDS"]
 
 _positive_int = int_at_least(1)
 _jobs = int_at_least(0, " (0: all CPUs)")
-_delta = _prob  # a number in (0, 1)
+_delta = probability  # a number in (0, 1)
 
 
 def _add_policies(sub: Any) -> None:

@@ -28,7 +28,7 @@ from mf_sched.constrained.mixture import (
     json_number,
 )
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Policy
+from mf_sched.policy import Policy, RoundPolicy
 from mf_sched.sim.simulate import RunResult, run_many, run_policy
 
 __all__ = [
@@ -233,6 +233,8 @@ def _run_fast(policy: Policy, instance: ConstrainedInstance, rng: np.random.Gene
     round's ``T`` pulls of an arm are drawn as their totals — sum ``~ N(T·mean, T·σ²)`` per component and
     reward sum of squares ``= sum²/T + σ_r²·χ²_{T−1}`` — which is exact in distribution and independent
     of ``T`` in cost. Decisions go through the policy's own code (scores, rejections, final mixture)."""
+    if not isinstance(policy, RoundPolicy):
+        raise ValueError(f"fast=True needs a round-based mixture policy (SFSR, USLP), not {type(policy).__name__}")
     if instance.noise.kind != "gaussian":
         raise ValueError("fast=True needs Gaussian noise (sums of pulls are then Gaussian); use fast=False")
     assert instance.noise.sigma_reward is not None and instance.noise.sigma_cost is not None
@@ -241,12 +243,12 @@ def _run_fast(policy: Policy, instance: ConstrainedInstance, rng: np.random.Gene
     mean = np.column_stack([instance.rewards[unk], instance.costs[unk]])
     t0 = time.perf_counter()
     while not policy.done:
-        counts = np.bincount(policy._q_arms[policy._q_pos :], minlength=unk.size)  # type: ignore[attr-defined]
+        counts = policy.round_counts()
         root = np.sqrt(counts)[:, None]
         sums = counts[:, None] * mean + root * sig * rng.standard_normal(mean.shape)
         sq = np.where(counts > 0, sums[:, 0] ** 2 / np.maximum(counts, 1), 0.0)
         sq = sq + sig[0] ** 2 * rng.chisquare(np.maximum(counts - 1, 1)) * (counts > 1)
-        policy._simulate_round_totals(counts, sums, sq)  # type: ignore[attr-defined]
+        policy.observe_round_totals(counts, sums, sq)
     rec = policy.recommendation()
     res = RunResult(
         policy=policy.name,

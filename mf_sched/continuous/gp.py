@@ -48,6 +48,7 @@ __all__ = [
     "n_theta",
     "theta_bounds",
     "fit_posterior",
+    "sklearn_kernel",
     "Posterior",
 ]
 
@@ -91,7 +92,11 @@ def theta_bounds(kernel: str, D: int, fit_noise: bool, *, signal: tuple[float, f
     return np.array(rows, dtype=float)
 
 
-def _make_kernel(kernel: str, D: int, theta: np.ndarray, bounds: np.ndarray | None, fit_noise: bool) -> Any:
+def sklearn_kernel(kernel: str, D: int, theta: np.ndarray, bounds: np.ndarray | None, fit_noise: bool) -> Any:
+    """The scikit-learn kernel (``ConstantKernel · base [+ WhiteKernel]``) for hyper-parameters ``theta``
+    (log scale, as :func:`theta_bounds` orders them) in dimension ``D``; ``bounds``: their search box (None:
+    fixed), ``fit_noise``: ``theta`` ends with the log noise variance. What :func:`fit_posterior` fits, for
+    checks against scikit-learn's own ``GaussianProcessRegressor``."""
     skgp = require_sklearn()
     K = skgp.kernels
     th = np.exp(np.asarray(theta, dtype=float))
@@ -111,6 +116,9 @@ def _make_kernel(kernel: str, D: int, theta: np.ndarray, bounds: np.ndarray | No
         nb = fixed if b is None else (float(b[-1, 0]), float(b[-1, 1]))
         k = k + K.WhiteKernel(noise_level=float(th[-1]), noise_level_bounds=nb)
     return k
+
+
+_make_kernel = sklearn_kernel  # the former private name, kept as an alias
 
 
 def _hyper_optimizer(obj_func: Callable[..., Any], initial_theta: np.ndarray, bounds: np.ndarray) -> tuple[Any, float]:
@@ -250,7 +258,7 @@ def fit_posterior(
     last_err: Exception | None = None
     for jitter in (1.0, 10.0, 1e2, 1e3, 1e4, 1e5, 1e6):
         gp = skgp.GaussianProcessRegressor(
-            kernel=_make_kernel(kernel, D, theta, bounds if opt else None, fit_noise),
+            kernel=sklearn_kernel(kernel, D, theta, bounds if opt else None, fit_noise),
             alpha=base_alpha * jitter,
             optimizer=_hyper_optimizer if opt else None,
             normalize_y=False,

@@ -836,7 +836,7 @@ def suggest_ladder(
     if min_resource is None:
         min_resource = float(pos[0])
     if max_resource is None:
-        starts, lengths = curves._runs()
+        starts, lengths = curves.runs()
         ends = curves.fidelity[starts + lengths - 1]
         max_resource = float(np.quantile(ends, 0.1, method="inverted_cdf"))
     rungs = geometric_rungs(min_resource, max_resource, eta, available=pos)

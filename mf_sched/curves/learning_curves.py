@@ -768,12 +768,16 @@ class LearningCurves:
             keep &= np.isin(self.config, idx)
         return self._derive(keep)
 
-    def _runs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Start index and length of every run (configuration, seed) in the sorted rows."""
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, lengths)``: the first row and the number of rows of every run (configuration, seed),
+        in the table's sorted row order; run ``i`` is rows ``starts[i] .. starts[i] + lengths[i] − 1``, so
+        its last fidelity is ``fidelity[starts + lengths − 1]``."""
         change = np.ones(self.n_rows, dtype=bool)
         change[1:] = (np.diff(self.config) != 0) | (np.diff(self.seed) != 0)
         starts = np.flatnonzero(change)
         return starts, np.diff(np.append(starts, self.n_rows))
+
+    _runs = runs  # the former private name, kept as an alias
 
     def to_fraction(self, *, min_length: float = 0.9) -> LearningCurves:
         """Fidelity as the fraction of each run completed (last observation = 1.0).
@@ -787,7 +791,7 @@ class LearningCurves:
         """
         if not 0 <= min_length <= 1:
             raise ValueError(f"min_length = {min_length} is out of range; accepted: 0..1")
-        starts, lengths = self._runs()
+        starts, lengths = self.runs()
         last = self.fidelity[starts + lengths - 1]
         run_task = self.task[starts]
         longest = np.zeros(self.n_tasks)
@@ -872,7 +876,7 @@ class LearningCurves:
         C, S, R = self.n_configs, self.n_seeds, r.size
         met = np.full((C, S, R), np.nan)
         cst = np.full((C, S, R), np.nan)
-        starts, lengths = self._runs()
+        starts, lengths = self.runs()
         ends = starts + lengths  # exclusive
         last = self.fidelity[ends - 1]
         rc, rs = self.config[starts], self.seed[starts]

@@ -305,7 +305,7 @@ class ReplayBenchmark(Instance):
         return ReplayRun(self, a, s, rng)
 
     def _check(self, arm: Any, fidelity: Any) -> tuple[int, int]:
-        return check_int("arm", arm, 0, self.K - 1), self.ladder._check_index(fidelity)
+        return check_int("arm", arm, 0, self.K - 1), self.ladder.check_index(fidelity)
 
     def describe(self) -> str:
         """A short text: arms, seeds, the ladder with ζ coverage on the arms, the best arm."""
@@ -337,7 +337,7 @@ class ReplayRun:
         self.level: int | None = None
 
     def advance(self, fidelity: int) -> Evaluation:
-        m = self.bench.ladder._check_index(fidelity)
+        m = self.bench.ladder.check_index(fidelity)
         cost = self.bench.ladder.incremental_cost(m, self.level)
         v = float(self.bench.values[self.arm, self.seed, m] + self.bench.extra_noise[m] * self.rng.standard_normal())
         self.level = m

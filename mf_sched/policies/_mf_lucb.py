@@ -59,6 +59,7 @@ fidelities needs no independence between them) and the cost of advancing replica
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -134,7 +135,7 @@ class MFLUCB(RoundPolicy):
         self._leader = -1
         self._challenger = -1
         self._init_explore()
-        self._tree = KineticMax(self.n_arms, _LUCBLeaves(self), s=self._radius_constant(self.round_index()))
+        self._tree = KineticMax(self.n_arms, self._leaves(), s=self._radius_constant(self.round_index()))
         self._set_config(
             delta=self.delta,
             L=None if L is None else L_val,
@@ -167,16 +168,27 @@ class MFLUCB(RoundPolicy):
         return self._t + 1 if self.t_mode == "round" else self._n_told + 1
 
     def _after_load(self) -> None:
-        self._tree = KineticMax(self.n_arms, _LUCBLeaves(self), s=self._radius_constant(self.round_index()))
+        self._tree = KineticMax(self.n_arms, self._leaves(), s=self._radius_constant(self.round_index()))
 
     def _radius_constant(self, t: int) -> float:
         """``β(1, t, δ)``: the radius of a cell with ``N`` samples is this divided by ``√N``."""
         return float(wang_beta(1, t, self.delta, self.L, self.sigma))
 
+    def _leaves(self) -> _LUCBLeaves:
+        return _LUCBLeaves(self._clip[1], self._arm_cells, self._ucb_one)
+
+    def _arm_cells(self, k: int) -> tuple[tuple[float, int, float], ...]:
+        """``((µ̂, N, ζ), ...)`` of arm ``k`` over its fidelities with a sample."""
+        return tuple(
+            (sm / n, n, z)
+            for sm, n, z in zip(self._sums[k].tolist(), self._counts[k].tolist(), self._zeta_list)
+            if n > 0
+        )
+
     def _ucb_one(self, k: int, c: float) -> float:
         """``UCB_k`` (Eq. 5) with radius constant ``c``, with the arithmetic of :meth:`bounds`."""
         v = math.inf
-        for mu, n, z in self._tree._sig[k]:
+        for mu, n, z in self._tree.signature(k):
             u = mu + (c / math.sqrt(n) + z)
             if u < v:
                 v = u
@@ -185,7 +197,7 @@ class MFLUCB(RoundPolicy):
     def _lcb_one(self, k: int, c: float) -> float:
         """``LCB_k`` (Eq. 5) with radius constant ``c``, with the arithmetic of :meth:`bounds`."""
         v = -math.inf
-        for mu, n, z in self._tree._sig[k]:
+        for mu, n, z in self._tree.signature(k):
             u = mu - (c / math.sqrt(n) + z)
             if u > v:
                 v = u
@@ -362,21 +374,24 @@ class PriorBoundsLUCB(MFLUCB):
 class _LUCBLeaves(LeafModel):
     """Eq. 5's ``UCB_k = min_m (µ̂_k^(m) + ζ(m) + c/√N_k^(m))`` as the kinetic tournament's leaves, with
     ``s = c = β(1, t, δ)`` the round's radius constant, clipped at the reward bound (``+inf`` without
-    samples, clipped too). The signature ``((µ̂, N, ζ), ...)`` holds every input of the exact formula."""
+    samples, clipped too). The signature ``((µ̂, N, ζ), ...)`` holds every input of the exact formula:
+    ``cells(k)`` gives it for arm ``k`` and ``ucb(k, c)`` is the policy's exact ``UCB_k``."""
 
-    def __init__(self, policy: MFLUCB) -> None:
-        self.p = policy
-        self.cap = policy._clip[1]
-        self.zeta = policy._zeta.tolist()
+    def __init__(
+        self,
+        cap: float,
+        cells: Callable[[int], tuple[tuple[float, int, float], ...]],
+        ucb: Callable[[int, float], float],
+    ) -> None:
+        self.cap = cap
+        self.cells = cells
+        self.ucb = ucb
 
     def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        p = self.p
-        cells = tuple(
-            (sm / n, n, z) for sm, n, z in zip(p._sums[k].tolist(), p._counts[k].tolist(), self.zeta) if n > 0
-        )
+        cells = self.cells(k)
         if not cells:
             return ((math.inf, 0.0),), cells
         return tuple((mu + z, 1.0 / math.sqrt(n)) for mu, n, z in cells), cells
 
     def exact(self, k: int, s: float) -> float:
-        return self.p._ucb_one(k, s)
+        return self.ucb(k, s)

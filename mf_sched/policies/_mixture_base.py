@@ -107,32 +107,11 @@ class MixturePolicy(RoundPolicy):
         self._n[arm] += 1
         self._vsum[arm] += value
 
-    def _simulate_round_totals(self, counts: np.ndarray, sums: np.ndarray, reward_sumsq: np.ndarray) -> None:
-        """Complete the current round from per-arm totals instead of one tell per pull.
-
-        For the simulator's sufficient-statistics path (:func:`mf_sched.constrained.runner.run_constrained`
-        with ``fast=True``): ``counts[a]`` must be the number of pulls of arm ``a`` the round asks for,
-        ``sums[a]`` the sum of their observation vectors and ``reward_sumsq[a]`` the sum of the squared
-        rewards. The policy state afterwards is the one the per-pull protocol would give for pulls with
-        these totals (the order of pulls within a round does not matter to these policies).
-        """
-        if self._outstanding or self._finished:
-            raise RuntimeError("round totals can only complete a round that has not been handed out")
-        want = np.bincount(self._q_arms[self._q_pos :], minlength=self.n_arms)
-        if not np.array_equal(want, counts):
-            raise RuntimeError("counts do not match the current round")
-        total = int(counts.sum())
-        self._n_told += total
-        self._cost += total * float(self._costs[0])
-        self._counts[:, 0] += counts
-        self._sums[:, 0] += sums[:, 0]
-        self._sumsq[:, 0] += reward_sumsq
+    def _observe_round_totals(self, counts: np.ndarray, sums: np.ndarray) -> None:
+        # a round's observations enter these policies only through per-arm totals, so
+        # RoundPolicy.observe_round_totals (the simulator's sufficient-statistics path) is exact here
         self._n += counts
         self._vsum += sums
-        self._proposal = None
-        self._q_pos = self._q_arms.size
-        self._q_pending = 0
-        self._maybe_close_round()
 
     # ----------------------------------------------------------------------------- empirical problem
     def empirical_means(self) -> tuple[np.ndarray, np.ndarray]:

@@ -379,7 +379,7 @@ class IISE(RoundPolicy):
                 raise ValueError(f"fidelities = {fidelities!r} is unknown; accepted: 'all', 'hull' or a list")
             used = None if fidelities == "all" else list(self.assumption1.hull)
         else:
-            used = sorted({ladder._check_index(int(m)) for m in fidelities})
+            used = sorted({ladder.check_index(int(m)) for m in fidelities})
             if not used or used[-1] != M - 1:
                 raise ValueError(f"fidelities = {list(fidelities)} must include the highest fidelity {M - 1}")
         if thresholds is None:
@@ -592,7 +592,7 @@ class IISE(RoundPolicy):
         issued, ``n`` would cross the phase switch, the ε-stop would fire before the last round, the rule
         of Eq. 3 fires after the last round, the budget cannot pay, or history is being recorded.
         """
-        if self._outstanding or self._q_pos or self._q_pending:
+        if not self._at_round_boundary():
             raise PolicyError("record_rounds needs a round boundary: no pull of the current round may be issued")
         if self._events is not None:
             raise PolicyError("record_rounds cannot be used while history is being recorded")
@@ -625,16 +625,8 @@ class IISE(RoundPolicy):
         b = self._radius(t_end, total_end)
         if mu.max() - mu.min() >= 2.0 * b + self._elimination_bias(m):
             raise PolicyError("an elimination fires after the last of these rounds: record fewer rounds")
-        self._n_told += n * idx.size
-        self._cost += c
-        self._counts[idx, m] += n
-        self._sums[idx, m] += sums
-        self._sumsq[idx, m] += sumsq
-        self._proposal = None
+        self._record_totals(idx, m, n, sums, sumsq, cost=c)  # the base statistics, through the base class
         self._rsum[idx] += sums
         self._t = t_end
-        self._round += n
         self._post_round(idx, mu, b)
-        if self._phase != m or self._stop_arm >= 0:
-            self._round -= 1  # the queued round is replaced by the next one
-            self._advance()
+        self._count_rounds(n, requeue=self._phase != m or self._stop_arm >= 0)

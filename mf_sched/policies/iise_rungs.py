@@ -23,6 +23,19 @@ use) an arm that advances from rung ``m − 1`` to ``m`` pays ``λ(m) − λ(m�
 rung values independently; real learning curves are correlated along a run, which the union-bound
 argument of :mod:`mf_sched.rungs` allows.
 
+How the policy and the engine relate, in code: :class:`IISERungs` is a
+:class:`~mf_sched.policy.RoundPolicy` that *drives* one :class:`~mf_sched.rungs.RungEliminator` (built with
+the default ``rule="iise"``, one key per arm, exposed read-only as :attr:`IISERungs.engine`). The policy owns
+the allocation — each round is rung ``m``, ``replicas`` pulls of every arm in ``engine.active()`` — and the
+per-rung sums; when a round's last result is in, it passes each survivor's mean to ``engine.report`` and
+calls ``engine.decide_rung(m)``, and the engine alone decides who is eliminated. The recommendation reads
+``engine.certificate()``. The engine's state is saved inside the policy state as the nested field
+``_engine_state`` (the engine's own :meth:`~mf_sched.rungs.RungEliminator.state_dict`, restored with
+:meth:`~mf_sched.rungs.RungEliminator.from_state_dict`; states saved with the older field ``_engine_json``, a
+JSON string, still load). The racing policy :class:`~mf_sched.policies.race.Race` drives a
+``RungEliminator(rule="race")`` the same way but one pull at a time (``report``, ``should_stop``,
+``priority``); the Optuna pruner and the Ray schedulers drive the engine directly, without a policy.
+
 Parallel workers: a rung is handed out at once (``K × replicas`` pulls at most); the next rung waits for
 all of them (a barrier, as in the Ray ``IISEScheduler``).
 
@@ -47,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched import _serialize
+from mf_sched._serialize import StateFormatError
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Recommendation, RoundPolicy, check_delta
 from mf_sched.registry import register
@@ -71,7 +86,7 @@ class IISERungs(RoundPolicy):
     paper = "Poiani, Metelli, Restelli 2022 (NeurIPS), Alg. 1 / Eq. 3 with one round per rung (resumable runs)"
     objective = "best-arm"
     summary = "IISE's ζ-aware elimination, one round per rung: the rule of the pruner and schedulers"
-    _state_attrs = ("_engine_json", "_rung", "_rsum", "_single")
+    _state_attrs = ("_engine_state", "_rung", "_rsum", "_single")
 
     def __init__(
         self,
@@ -98,15 +113,43 @@ class IISERungs(RoundPolicy):
         self._rung = 0
         self._rsum = np.zeros(self.n_arms, dtype=float)
         self._single = self.n_arms == 1
-        self._engine_json = ""
-        self._save_engine()
         self._start()
 
-    def _save_engine(self) -> None:
-        self._engine_json = json.dumps(self._engine.state_dict())
+    # The engine's state is a nested field of the policy state: its own RungEliminator.state_dict(), taken
+    # when the policy state is saved, restored with RungEliminator.from_state_dict.
+    @property
+    def _engine_state(self) -> dict[str, Any]:
+        return self._engine.state_dict()
 
-    def _after_load(self) -> None:
-        self._engine = RungEliminator.from_state_dict(json.loads(self._engine_json))
+    @_engine_state.setter
+    def _engine_state(self, state: dict[str, Any]) -> None:
+        self._engine = self._engine_from(state)
+
+    def _engine_from(self, state: dict[str, Any]) -> RungEliminator:
+        """An engine rebuilt from a saved (decoded) engine state, checked against this policy's engine."""
+        eng = RungEliminator.from_state_dict(_serialize.encode(state))
+        if eng.config() != self._engine.config():
+            raise StateFormatError("state field _engine_state holds an engine with another configuration")
+        if sorted(eng.keys) != list(range(self.n_arms)):
+            raise StateFormatError(f"state field _engine_state must hold the arms 0..{self.n_arms - 1}")
+        return eng
+
+    def _upgrade_state(self, sub: dict[str, Any]) -> dict[str, Any]:
+        # states saved before the engine state was nested hold it as a JSON string, field _engine_json
+        if "_engine_json" in sub and "_engine_state" not in sub:
+            sub = dict(sub)
+            old = sub.pop("_engine_json")
+            if not isinstance(old, str):
+                raise StateFormatError("state field _engine_json must be a JSON string")
+            try:
+                sub["_engine_state"] = _serialize.decode(json.loads(old))
+            except ValueError as e:  # json.JSONDecodeError is a ValueError
+                raise StateFormatError(f"state field _engine_json is not valid JSON: {e}") from None
+        return sub
+
+    def _validate_state(self, sub: dict[str, Any]) -> None:
+        super()._validate_state(sub)
+        self._engine_from(sub["_engine_state"])
 
     @property
     def engine(self) -> RungEliminator:
@@ -137,7 +180,6 @@ class IISERungs(RoundPolicy):
             self._engine.report(a, self._rung, v)
         self._engine.decide_rung(self._rung)
         self._rung += 1
-        self._save_engine()
 
     def _recommend(self) -> Recommendation:
         reason = "finished" if self._finished else self._default_reason()

@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -81,7 +82,7 @@ class LUCB1(RoundPolicy):
         if not (epsilon >= 0 and np.isfinite(epsilon)):
             raise ValueError(f"epsilon = {epsilon} is out of range; accepted: a finite number >= 0")
         self.epsilon = epsilon
-        self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
+        self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
         self._set_config(delta=self.delta, epsilon=epsilon, fidelity=fidelity)
         self._t = 0
         self._identified = -1
@@ -91,8 +92,9 @@ class LUCB1(RoundPolicy):
     def _after_load(self) -> None:
         # kinetic tournaments (mf_sched._kinetic) over the empirical means and over the UCBs
         self._num = float(lucb1_beta_numerator(max(self._t, 1), self.delta, self.n_arms, self.sigma))
-        self._mu_tree = KineticMax(self.n_arms, _MeanLeaves(self))
-        self._ucb_tree = KineticMax(self.n_arms, _UCBLeaves(self), s=math.sqrt(self._num))
+        self._mu_tree = KineticMax(self.n_arms, _MeanLeaves(self._mu_n))
+        self._ucb_leaves = _UCBLeaves(self._mu_n, self._num)
+        self._ucb_tree = KineticMax(self.n_arms, self._ucb_leaves, s=math.sqrt(self._num))
 
     def _mu_n(self, k: int) -> tuple[float, int]:
         n = int(self._counts[k, self.fidelity])
@@ -113,7 +115,8 @@ class LUCB1(RoundPolicy):
             return arms, np.full(self.n_arms, self.fidelity, dtype=np.int64)
         # h = argmax µ̂ and l = argmax_{a≠h} UCB_a (ties uniformly at random, in arm order), exactly as
         # argmax_random over the vectors of _bounds(), from the two kinetic tournaments
-        num = self._num = float(lucb1_beta_numerator(self._t, self.delta, self.n_arms, self.sigma))
+        num = float(lucb1_beta_numerator(self._t, self.delta, self.n_arms, self.sigma))
+        self._num = self._ucb_leaves.num = num
         count, h = self._mu_tree.top()
         if count > 1:
             h = self._mu_tree.select(int(self._rng.integers(count)))
@@ -162,31 +165,34 @@ class LUCB1(RoundPolicy):
 
 
 class _MeanLeaves(LeafModel):
-    """The empirical means at the working fidelity (constants) as kinetic-tournament leaves."""
+    """The empirical means at the working fidelity (constants) as kinetic-tournament leaves; ``mu_n(k)``
+    gives arm ``k``'s ``(µ̂, n)``."""
 
-    def __init__(self, policy: LUCB1) -> None:
-        self.p = policy
+    def __init__(self, mu_n: Callable[[int], tuple[float, int]]) -> None:
+        self.mu_n = mu_n
 
     def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        mu = self.p._mu_n(k)[0]
+        mu = self.mu_n(k)[0]
         return ((mu, 0.0),), mu
 
     def exact(self, k: int, s: float) -> float:
-        return self.p._mu_n(k)[0]
+        return self.mu_n(k)[0]
 
 
 class _UCBLeaves(LeafModel):
-    """``UCB_a = µ̂_a + √(num/u_a)`` as kinetic-tournament leaves in ``s = √num`` (``+inf`` at ``u = 0``)."""
+    """``UCB_a = µ̂_a + √(num/u_a)`` as kinetic-tournament leaves in ``s = √num`` (``+inf`` at ``u = 0``);
+    ``mu_n(k)`` gives arm ``k``'s ``(µ̂, n)`` and the policy keeps :attr:`num` (the round's β numerator) current."""
 
-    def __init__(self, policy: LUCB1) -> None:
-        self.p = policy
+    def __init__(self, mu_n: Callable[[int], tuple[float, int]], num: float) -> None:
+        self.mu_n = mu_n
+        self.num = num
 
     def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        mu, n = self.p._mu_n(k)
+        mu, n = self.mu_n(k)
         if n == 0:
             return ((math.inf, 0.0),), None
         return ((mu, 1.0 / math.sqrt(n)),), (mu, n)
 
     def exact(self, k: int, s: float) -> float:
-        mu, n = self.p._mu_n(k)
-        return mu + math.sqrt(self.p._num / n) if n else math.inf  # the arithmetic of lucb1_beta
+        mu, n = self.mu_n(k)
+        return mu + math.sqrt(self.num / n) if n else math.inf  # the arithmetic of lucb1_beta

@@ -473,6 +473,27 @@ class MFGPUCB(Policy):
         }
 
     @property
+    def fidelities_used(self) -> tuple[int, ...]:
+        """The fidelities that have a GP of their own (all, or only the top one for a single-fidelity run)."""
+        return tuple(self._fids)
+
+    def gp_inputs(self, m: int) -> dict[str, Any]:
+        """What fidelity ``m``'s GP is fitted on, as copies: ``X`` (points in ``[0, 1]^D``), ``y`` (values,
+        centred and scaled as the GP sees them), ``theta`` (its log hyper-parameters) and ``noise_var`` (the
+        noise variance in those units); for checks and timings against a reference GP."""
+        m = self.ladder.check_index(m)
+        X, y = self._data(m)
+        return {"X": X.copy(), "y": y.copy(), "theta": self._theta[m].copy(), "noise_var": self._noise_scaled}
+
+    def refit(self) -> None:
+        """Refit every used fidelity's hyper-parameters now (the policy does so itself every
+        ``refit_every`` decisions); raises :class:`~mf_sched.policy.PolicyError` before the initial design
+        is told."""
+        if not self._initialised:
+            raise PolicyError("refit needs the initial design told first")
+        self._refit()
+
+    @property
     def zeta_current(self) -> np.ndarray:
         """The current ζ per fidelity (units of ``y``; zeros before the initialisation is told)."""
         return self._zeta_cur.copy()

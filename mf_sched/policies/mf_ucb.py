@@ -70,7 +70,7 @@ dropped on cheap plays.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -156,7 +156,17 @@ class MFUCB(Policy):
         self._plays = int(eff.sum())
         self._n_pending = int(self._pending.sum())
         self._thr_list = [float(x) for x in self._thr]
-        self._tree = KineticMax(self.n_arms, _MFUCBLeaves(self), s=self._sqrt_log_t())
+        self._tree = KineticMax(self.n_arms, _MFUCBLeaves(self._index_lines, self.n_arms), s=self._sqrt_log_t())
+
+    def _index_lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
+        """Arm ``k``'s index as lines ``(a_km, c_km)`` over the fidelities with a told sample, with the
+        kinetic tournament's signature (see :class:`_MFUCBLeaves`)."""
+        if self._told_arm[k] == 0:
+            if self._eff_arm[k] > 0:
+                return ((-math.inf, 0.0),), "waiting"
+            return ((math.inf, 0.0),), "untouched"
+        lines = tuple((a, c) for a, c in zip(self._a[k].tolist(), self._c[k].tolist()) if a != math.inf)
+        return lines, lines
 
     def _refresh(self, arm: int, fid: int) -> None:
         n = int(self._counts[arm, fid])
@@ -260,20 +270,17 @@ class MFUCB(Policy):
 class _MFUCBLeaves(LeafModel):
     """MF-UCB's index as the kinetic tournament's leaves: ``min_m (a_km + c_km s)`` with ``s = √log t``,
     over the fidelities with a told sample; ``+inf`` for untouched arms, ``−inf`` for arms whose only
-    plays are outstanding."""
+    plays are outstanding. ``index_lines(k)`` gives arm ``k``'s ``(lines, signature)``."""
 
-    def __init__(self, policy: MFUCB) -> None:
-        self.p = policy
+    def __init__(self, index_lines: Callable[[int], tuple[tuple[tuple[float, float], ...], Any]], n_arms: int) -> None:
+        self.index_lines = index_lines
+        self.last: list[tuple[tuple[float, float], ...]] = [((math.inf, 0.0),)] * n_arms  # as last loaded
 
     def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        p = self.p
-        if p._told_arm[k] == 0:
-            if p._eff_arm[k] > 0:
-                return ((-math.inf, 0.0),), "waiting"
-            return ((math.inf, 0.0),), "untouched"
-        lines = tuple((a, c) for a, c in zip(p._a[k].tolist(), p._c[k].tolist()) if a != math.inf)
-        return lines, lines
+        lines, sig = self.index_lines(k)
+        self.last[k] = lines
+        return lines, sig
 
     def exact(self, k: int, s: float) -> float:
         # the index's own arithmetic: fl(fl(c · s) + a), minimised over the fidelities
-        return min(c * s + a for a, c in self.p._tree._lines[k])
+        return min(c * s + a for a, c in self.last[k])

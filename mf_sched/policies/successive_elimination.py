@@ -73,7 +73,7 @@ class SuccessiveElimination(RoundPolicy):
     ) -> None:
         super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
         self.delta = check_delta(delta)
-        self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
+        self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
         self._set_config(delta=self.delta, fidelity=fidelity)
         self._active = np.ones(self.n_arms, dtype=bool)
         self._rsum = np.zeros(self.n_arms, dtype=float)

@@ -101,7 +101,7 @@ class SuccessiveHalving(RoundPolicy):
         super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
         self.eta = _check_eta(eta)
         self.samples_per_rung = _check_positive_int("samples_per_rung", samples_per_rung)
-        self.min_fidelity = ladder._check_index(min_fidelity)
+        self.min_fidelity = ladder.check_index(min_fidelity)
         self._set_config(eta=self.eta, samples_per_rung=self.samples_per_rung, min_fidelity=self.min_fidelity)
         self._rsum = np.zeros(self.n_arms, dtype=float)
         self._winner = -1

@@ -43,6 +43,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -84,7 +85,7 @@ class UCB1(Policy):
         seed: int | None = None,
     ) -> None:
         super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
-        self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
+        self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
         if rho is not None:
             if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not (math.isfinite(rho) and rho > 0):
                 raise ValueError(f"rho = {rho!r} is out of range; accepted: a finite number > 0, or None (UCB1)")
@@ -103,7 +104,12 @@ class UCB1(Policy):
         n_eff = self._counts[:, self.fidelity] + self._pending
         self._fresh = int(np.count_nonzero(n_eff == 0))
         self._plays = int(n_eff.sum())
-        self._tree = KineticMax(self.n_arms, _UCB1Leaves(self), s=self._coef_t())
+        self._tree = KineticMax(self.n_arms, _UCB1Leaves(self._arm_stats, self.n_arms), s=self._coef_t())
+
+    def _arm_stats(self, k: int) -> tuple[int, int, float]:
+        """Arm ``k`` at the working fidelity: told plays, plays counting the outstanding ones, sum of values."""
+        f = self.fidelity
+        return int(self._counts[k, f]), int(self._counts[k, f]) + int(self._pending[k]), float(self._sums[k, f])
 
     def _coef_t(self) -> float:
         """The bonus coefficient of the current round, ``coefficient · √(ln n)`` (the tree's parameter)."""
@@ -169,23 +175,24 @@ class UCB1(Policy):
 
 class _UCB1Leaves(LeafModel):
     """UCB1's index as the kinetic tournament's leaves: ``µ̂_j + s · (1/√n_j)`` with ``s`` the round's
-    coefficient; ``+inf`` for untouched arms, ``−inf`` for arms whose only plays are outstanding."""
+    coefficient; ``+inf`` for untouched arms, ``−inf`` for arms whose only plays are outstanding.
+    ``stats(k)`` gives arm ``k``'s ``(told plays, plays with the outstanding ones, sum of values)``."""
 
-    def __init__(self, policy: UCB1) -> None:
-        self.p = policy
+    def __init__(self, stats: Callable[[int], tuple[int, int, float]], n_arms: int) -> None:
+        self.stats = stats
+        self.line: list[tuple[float, float]] = [(math.inf, 0.0)] * n_arms  # each leaf's line as last loaded
 
     def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        p = self.p
-        f = p.fidelity
-        n = int(p._counts[k, f])
-        n_eff = n + int(p._pending[k])
+        n, n_eff, total = self.stats(k)
         if n_eff == 0:
+            self.line[k] = (math.inf, 0.0)
             return ((math.inf, 0.0),), "untouched"
         if n == 0:
+            self.line[k] = (-math.inf, 0.0)
             return ((-math.inf, 0.0),), "waiting"
-        line = (float(p._sums[k, f]) / n, 1.0 / math.sqrt(n_eff))
+        line = self.line[k] = (total / n, 1.0 / math.sqrt(n_eff))
         return (line,), line
 
     def exact(self, k: int, s: float) -> float:
-        a, b = self.p._tree._lines[k][0]
+        a, b = self.line[k]
         return a + b * s if b else a  # the index's own arithmetic: µ̂ + coefficient · (1/√n)

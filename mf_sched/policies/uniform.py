@@ -75,7 +75,7 @@ class Uniform(RoundPolicy):
         if self.delta is None and rounds is None and self.budget is None:
             raise ValueError("uniform needs a way to stop: give delta, rounds or budget")
         self.rounds = rounds
-        self.fidelity = ladder.top if fidelity is None else ladder._check_index(fidelity)
+        self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
         self._set_config(delta=self.delta, rounds=rounds, fidelity=fidelity)
         self._rsum = np.zeros(self.n_arms, dtype=float)
         self._t = 0

@@ -36,7 +36,7 @@ def test_fast_posterior_matches_sklearn_predict(kernel, fit_noise):
     )
     assert np.all(post.theta >= bounds[:, 0] - 1e-9) and np.all(post.theta <= bounds[:, 1] + 1e-9)
     ref = GaussianProcessRegressor(
-        kernel=gp._make_kernel(kernel, D, post.theta, None, fit_noise),
+        kernel=gp.sklearn_kernel(kernel, D, post.theta, None, fit_noise),
         alpha=1e-10 if fit_noise else 1e-6,
         optimizer=None,
     ).fit(X, y)
@@ -59,7 +59,7 @@ def test_hyperparameter_search_beats_the_start_and_recovers_a_bandwidth():
     bounds = gp.theta_bounds("se", 1, False, signal=(0.1, 10), bandwidth=(1e-3, 10))
     start = np.log([1.0, 5.0])
     post = gp.fit_posterior(X, y, kernel="se", theta=start, noise_var=1e-6, bounds=bounds, optimize=True)
-    ref = GaussianProcessRegressor(kernel=gp._make_kernel("se", 1, start, bounds, False), alpha=1e-6, optimizer=None)
+    ref = GaussianProcessRegressor(kernel=gp.sklearn_kernel("se", 1, start, bounds, False), alpha=1e-6, optimizer=None)
     ref.fit(X, y)
     assert ref.log_marginal_likelihood(post.theta) > ref.log_marginal_likelihood(start) + 10
     assert 0.03 < np.exp(post.theta[1]) < 0.3  # a bandwidth on the scale of the period

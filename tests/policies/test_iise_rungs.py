@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from mf_sched import FidelityLadder, Instance, policy_for, run_policy
+from mf_sched import FidelityLadder, Instance, Policy, Pull, policy_for, run_policy
+from mf_sched._serialize import StateFormatError
 from mf_sched.policies.iise_rungs import IISERungs
 
 
@@ -67,3 +71,56 @@ def test_decisions_do_not_depend_on_completion_order(order_seed: int) -> None:
         return p.recommendation().arm, p.counts.sum(axis=0).tolist()
 
     assert play(True) == play(False)
+
+
+def _saved(name: str) -> dict:
+    return json.loads((Path(__file__).parent / "data" / name).read_text())
+
+
+def test_engine_state_is_nested_and_round_trips() -> None:
+    ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0])
+    p = IISERungs(4, ladder, delta=0.05, noise={"kind": "subgaussian", "sigma": 0.02}, seed=1)
+    pulls = p.ask_batch()
+    p.tell_batch(pulls, [0.1 * q.arm for q in pulls])
+    state = json.loads(json.dumps(p.state_dict()))  # JSON-safe
+    assert state["state"]["_engine_state"]["format"] == p.engine.state_dict()["format"]
+    q = Policy.from_state_dict(state)
+    assert q.engine.state_dict() == p.engine.state_dict() and q.state_dict() == p.state_dict()
+
+
+def test_state_saved_with_the_engine_as_a_json_string_still_loads() -> None:
+    """A state written before the engine state was nested (field ``_engine_json``, saved mid-rung with
+    pulls outstanding) loads and continues with the same pulls and answer as the policy that saved it."""
+    saved = _saved("iise_rungs_state_engine_json.json")
+    assert "_engine_json" in saved["state"]["state"]
+    p = Policy.from_state_dict(saved["state"])
+    means, zeta = saved["means"], p.ladder.zeta
+
+    def val(q: Pull) -> float:  # the values the saving run used
+        return means[q.arm] - zeta[q.fidelity] + 0.01 * ((q.arm * 7 + q.fidelity * 3) % 5 - 2)
+
+    log = []
+    for q in p.outstanding:
+        p.tell(q, val(q))
+        log.append([q.arm, q.fidelity])
+    while not p.done:
+        for q in p.ask_batch():
+            p.tell(q, val(q))
+            log.append([q.arm, q.fidelity])
+    rec = p.recommendation()
+    assert log == saved["then_pulls"]
+    assert (rec.arm, rec.certified, p.cost) == (saved["then_arm"], saved["then_certified"], saved["then_cost"])
+    assert "_engine_state" in p.state_dict()["state"]  # saved again in the new form
+
+
+def test_malformed_engine_state_is_refused() -> None:
+    saved = _saved("iise_rungs_state_engine_json.json")["state"]
+    bad = json.loads(json.dumps(saved))
+    bad["state"]["_engine_json"] = "{not json"
+    with pytest.raises(StateFormatError, match="_engine_json"):
+        Policy.from_state_dict(bad)
+    p = Policy.from_state_dict(saved)
+    new = json.loads(json.dumps(p.state_dict()))
+    new["state"]["_engine_state"]["config"]["delta"] = 0.2
+    with pytest.raises(StateFormatError, match="another configuration"):
+        Policy.from_state_dict(new)
