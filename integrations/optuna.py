@@ -248,6 +248,21 @@ class _StudyCaches:
     def _cache(self, study: optuna.Study) -> TrialCache:
         return self._caches.setdefault(_study_key(study), TrialCache())
 
+    @property
+    def max_resource(self) -> float | None:
+        """The ``max_resource=`` argument (None: inferred from the largest step a trial reported)."""
+        return self._rungs.max_resource
+
+    @property
+    def min_resource(self) -> float | None:
+        """The ``min_resource=`` argument of the inferred ladder (None: its default)."""
+        return self._rungs.min_resource
+
+    @property
+    def reduction_factor(self) -> float:
+        """The ``reduction_factor=`` of the inferred ladder."""
+        return self._rungs.reduction_factor
+
     def study_ladder(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[FidelityLadder | None, int]:
         """``(ladder, step offset)`` of ``study`` given its ``trials``: the ladder given to the constructor, or
         the one inferred from the steps the trials reported (None while nothing can be inferred yet); the

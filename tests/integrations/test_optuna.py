@@ -337,3 +337,12 @@ def test_mf_gp_ucb_for_continuous_spaces() -> None:
     assert rec.params is not None and abs(rec.params["x"] - 0.7) < 0.15
     with pytest.raises(ValueError, match="needs policy_kwargs=.*budget"):
         MFSampler(ladder, policy="mf-gp-ucb")
+
+
+def test_the_inferred_ladder_arguments_stay_readable():
+    s = MFSampler(max_resource=27, min_resource=3, reduction_factor=3)
+    p = MFPruner()
+    assert (s.max_resource, s.min_resource, s.reduction_factor) == (27, 3, 3)
+    assert (p.max_resource, p.min_resource, p.reduction_factor) == (None, None, 3)
+    with pytest.raises(AttributeError):
+        s.max_resource = 9  # read-only: the ladder is resolved at construction
