@@ -143,12 +143,10 @@ class MFElimination(RoundPolicy):
         n_arms: int,
         ladder: FidelityLadder,
         *,
-        budget: float | None = None,
         eps: float | str = "theorem",
-        noise: Any = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         if self.budget is None:
             raise ValueError("mf-elimination needs the budget Λ (a finite number > 0): its phases depend on it")
         if isinstance(eps, str):
@@ -241,14 +239,7 @@ class MFElimination(RoundPolicy):
         idx = np.flatnonzero(self._active)
         details = {"phase": self._phase, "n_active": int(idx.size), "exploiting": self._exploiting, "eps": self.eps}
         if self._exploiting and idx.size == 1:
-            return Recommendation(
-                arm=int(idx[0]),
-                certified=False,
-                reason=self._default_reason(),
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                details=details,
-            )
+            return self._answer(idx[0], details=details)
         return self._empirical_recommendation(certified=False, reason=self._default_reason(), arms=idx, **details)
 
     def _describe(self) -> dict[str, Any]:
