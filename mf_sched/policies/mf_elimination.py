@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Recommendation, RoundPolicy, active_mask_summary
 from mf_sched.registry import register
@@ -151,10 +152,8 @@ class MFElimination(RoundPolicy):
             raise ValueError("mf-elimination needs the budget Λ (a finite number > 0): its phases depend on it")
         if isinstance(eps, str):
             value = default_eps(self.n_arms, self.budget, float(self._costs[-1]), eps)
-        elif isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"eps = {eps!r} is out of range; accepted: a finite number > 0, 'theorem' or 'appendix'")
         else:
-            value = float(eps)
+            value = check_real("eps", eps, gt=0.0, accepted="a finite number > 0, 'theorem' or 'appendix'")
         self.eps = value
         self._set_config(eps=eps if isinstance(eps, str) else value)
         self.targets = elimination_schedule(self.budget, float(self._costs[-1]), value, self.sigma)
