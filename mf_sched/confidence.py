@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_delta
+
 __all__ = [
     "subgaussian_radius",
     "hoeffding_radius",
@@ -86,13 +88,12 @@ def _counts(n: ArrayLike, name: str = "n") -> Any:
 
 
 def _check_delta(delta: ArrayLike) -> Any:
+    """δ ∈ (0, 1): a number (:func:`mf_sched._validate.check_delta`) or an array of them."""
     if type(delta) in _SCALAR:
-        if not 0 < delta < 1:
-            raise ValueError(f"delta = {delta} must lie in the open interval (0, 1)")
-        return float(delta)
+        return check_delta(delta)
     d = np.asarray(delta, dtype=float)
     if np.any(~(d > 0)) or np.any(d >= 1):
-        raise ValueError(f"delta = {delta} must lie in the open interval (0, 1)")
+        raise ValueError(f"delta = {delta} is out of range; accepted: 0 < delta < 1 (every element)")
     return d
 
 

@@ -29,23 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_numbers
+
 __all__ = ["FidelityLadder"]
 
 
 def _as_float_tuple(name: str, values: Iterable[Any]) -> tuple[float, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ValueError(f"{name} must be a sequence of numbers, got {values!r}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, bool):
-            raise ValueError(f"{name}[{i}] must be a number, got {v!r}")
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}[{i}] must be a number, got {v!r}") from None
+    out = check_numbers(name, values)
+    for i, f in enumerate(out):
         if not math.isfinite(f):
             raise ValueError(f"{name}[{i}] = {f} is not finite; every {name} value must be a finite number")
-        out.append(f)
     return tuple(out)
 
 

@@ -35,14 +35,20 @@ Cost accounting follows the papers' *independent pulls* model: every pull of fid
 Writing a policy: subclass :class:`Policy` (or :class:`RoundPolicy` for the common "hand out a round
 of pulls, wait for all, decide" shape), implement ``_propose`` / ``_on_issue`` / ``_observe`` /
 ``_is_done`` / ``_recommend``, list your state attributes in ``_state_attrs`` and call
-:meth:`Policy._set_config` with your constructor arguments.
+:meth:`Policy._set_config` with your constructor arguments. A constructor lists only its own arguments
+and ends in ``**kwargs`` passed on to ``super().__init__``: the base's arguments (``noise``, ``budget``,
+``seed``, ...) then show in its signature as well (:func:`inherit_base_arguments`), which is what
+:func:`mf_sched.registry.build_policy` and the CLI read. Answers come from :meth:`Policy._answer`;
+arguments are checked with :mod:`mf_sched._validate`.
 """
 
 from __future__ import annotations
 
 import abc
 import copy
+import inspect
 import math
+import typing
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +57,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mf_sched import _serialize
+from mf_sched._validate import check_delta as check_delta  # re-exported: mf_sched.policy.check_delta
+from mf_sched._validate import check_int, check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded, NoiseModel, as_real_array, noise_from_dict
 
@@ -59,6 +67,7 @@ __all__ = [
     "Recommendation",
     "Policy",
     "RoundPolicy",
+    "ArmSumRoundPolicy",
     "PolicyError",
     "UnknownPullError",
     "DuplicateTellError",
@@ -144,20 +153,11 @@ class Recommendation:
         }
 
 
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    v = int(value)
-    if v < low or (high is not None and v > high):
-        rng = f"{low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} = {v} is out of range; accepted: {rng}")
-    return v
-
-
 def _state_int(sub: Mapping[str, Any], name: str, low: int, high: int | None = None) -> int:
-    """A saved state's integer field ``name`` in ``low..high`` (:func:`_check_int`), or a StateFormatError."""
+    """A saved state's integer field ``name`` in ``low..high`` (:func:`~mf_sched._validate.check_int`), or a
+    StateFormatError."""
     try:
-        return _check_int(f"state field {name}", sub[name], low, high)
+        return check_int(f"state field {name}", sub[name], low, high)
     except ValueError as e:
         raise _serialize.StateFormatError(str(e)) from None
 
@@ -171,15 +171,46 @@ def _state_arms(sub: Mapping[str, Any], name: str, n_arms: int) -> None:
         raise _serialize.StateFormatError(f"state field {name} lists an arm twice")
 
 
-def check_delta(delta: Any) -> float:
-    """Validate a confidence parameter δ ∈ (0, 1)."""
+def inherit_base_arguments(cls: type) -> None:
+    """Give ``cls.__init__`` the signature it accepts when it ends in ``**kwargs`` passed to the base's.
+
+    A subclass constructor ``__init__(self, n_arms, ladder, *, own=..., **kwargs)`` that forwards
+    ``**kwargs`` to ``super().__init__`` accepts every keyword argument of the base constructor too. This
+    sets its ``__signature__`` (what :func:`inspect.signature` reports) to its own arguments followed by
+    the base's keyword arguments it does not list itself, and adds the base's (resolved) annotations, so
+    that :func:`mf_sched.registry.build_policy`, the CLI and ``help()`` see the full list. A constructor
+    without ``**kwargs`` is left alone. :class:`Policy` calls this for every subclass.
+
+    >>> class _Demo(RoundPolicy):
+    ...     def __init__(self, n_arms: int, ladder: FidelityLadder, *, width: int = 1, **kwargs: Any) -> None:
+    ...         super().__init__(n_arms, ladder, **kwargs)
+    >>> list(inspect.signature(_Demo.__init__).parameters)
+    ['self', 'n_arms', 'ladder', 'width', 'noise', 'budget', 'seed']
+    """
+    init = cls.__dict__.get("__init__")
+    if not inspect.isfunction(init):
+        return
+    sig = inspect.signature(init)
+    own = list(sig.parameters.values())
+    if not own or own[-1].kind is not inspect.Parameter.VAR_KEYWORD:
+        return
+    base_init = super(cls, cls).__init__  # type: ignore[misc]
+    base = inspect.signature(base_init).parameters.values()
+    names = {p.name for p in own}
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    inherited = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in base if p.kind in keyword and p.name not in names
+    ]
+    rest = [p for p in base if p.kind is inspect.Parameter.VAR_KEYWORD]  # the base forwards more still
+    init.__signature__ = sig.replace(parameters=own[:-1] + inherited + rest)  # type: ignore[attr-defined]
     try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if not (0.0 < d < 1.0):
-        raise ValueError(f"delta = {d} is out of range; accepted: 0 < delta < 1")
-    return d
+        hints = typing.get_type_hints(base_init)
+    except Exception:  # pragma: no cover - an unresolvable annotation: the signature alone still lists it
+        return
+    annotations = dict(init.__annotations__)
+    annotations.pop(own[-1].name, None)
+    annotations.update({p.name: hints[p.name] for p in inherited if p.name in hints})
+    init.__annotations__ = annotations
 
 
 class Policy(abc.ABC):
@@ -235,6 +266,10 @@ class Policy(abc.ABC):
     #: protocol tests and the demo skip them
     finite_armed: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherit_base_arguments(cls)
+
     @classmethod
     def example_params(cls, instance: Any) -> dict[str, Any]:
         """Extra constructor arguments that make the policy runnable on ``instance`` in the generic
@@ -265,24 +300,16 @@ class Policy(abc.ABC):
         budget: float | None = None,
         seed: int | None = None,
     ) -> None:
-        self.n_arms = _check_int("n_arms", n_arms, 1)
+        self.n_arms = check_int("n_arms", n_arms, 1)
         if isinstance(ladder, Mapping):
             ladder = FidelityLadder.from_dict(ladder)
         if not isinstance(ladder, FidelityLadder):
             raise ValueError(f"ladder must be a FidelityLadder, got {type(ladder).__name__}")
         self.ladder = ladder
         self.noise: NoiseModel = Bounded(0.0, 1.0) if noise is None else noise_from_dict(noise)
-        if budget is not None:
-            try:
-                b = float(budget)
-            except (TypeError, ValueError):
-                raise ValueError(f"budget must be a positive number or None, got {budget!r}") from None
-            if not (math.isfinite(b) and b > 0):
-                raise ValueError(f"budget = {budget} is out of range; accepted: a finite number > 0, or None")
-            budget = b
-        self.budget: float | None = budget
+        self.budget: float | None = check_real("budget", budget, gt=0.0, none_ok=True)
         if seed is not None:
-            seed = _check_int("seed", seed, 0)
+            seed = check_int("seed", seed, 0)
         self.seed = seed
         self._rng = np.random.default_rng(seed)
         self._costs = np.asarray(ladder.costs, dtype=float)
@@ -443,7 +470,7 @@ class Policy(abc.ABC):
     def ask_batch(self, n: int | None = None) -> list[Pull]:
         """Up to ``n`` pulls (all available if None) that can be evaluated concurrently, in order."""
         if n is not None:
-            n = _check_int("n", n, 0)
+            n = check_int("n", n, 0)
         limit = n if n is not None else 1 << 62
         out: list[Pull] = []
         if limit == 0 or self._is_done() or self._budget_blocked:
@@ -645,8 +672,8 @@ class Policy(abc.ABC):
     def adopt(self, arm: int, fidelity: int) -> Pull:
         """Register a pull made outside the policy (see the module docstring) and return it as an
         outstanding :class:`Pull` to :meth:`tell` or :meth:`give_back` later."""
-        arm = _check_int("arm", arm, 0, self.n_arms - 1)
-        fidelity = _check_int("fidelity", fidelity, 0, self.M - 1)
+        arm = check_int("arm", arm, 0, self.n_arms - 1)
+        fidelity = check_int("fidelity", fidelity, 0, self.M - 1)
         self._proposal = None
         claimed = bool(self._claim(arm, fidelity))
         pid = self._next_id
@@ -727,15 +754,48 @@ class Policy(abc.ABC):
                 best = int(candidates[sub][int(np.argmax(mu))])
             elif candidates.size == 1:
                 best = int(candidates[0])
+        return self._answer(best, certified=certified, reason=reason, details=details)
+
+    def _answer(
+        self,
+        arm: Any,
+        *,
+        certified: bool = False,
+        reason: str | None = None,
+        details: Mapping[str, Any] | None = None,
+        mixture: Any = None,
+    ) -> Recommendation:
+        """The :class:`Recommendation` for ``arm`` (``None``: no answer yet), with this policy's cost,
+        pull count and confidence filled in. The one way a policy builds its answer.
+
+        Args:
+            arm: the recommended arm, or ``None``.
+            certified: ``True`` only when the stopping rule fired (the answer carries the guarantee).
+            reason: see :attr:`Recommendation.reason`; default ``"identified"`` for a certified answer,
+                else :meth:`_default_reason` (``"in-progress"``, ``"budget"`` or ``"finished"``).
+            details: policy-specific extras (JSON-safe); default none.
+            mixture: the recommended mixture (mixture-valued policies).
+
+        ``delta`` is the policy's ``delta`` attribute when it is a number (δ-correct policies), else ``None``.
+
+        >>> from mf_sched import FidelityLadder, get_policy
+        >>> p = get_policy("se")(n_arms=2, ladder=FidelityLadder([1.0]), delta=0.1)
+        >>> rec = p._answer(1, certified=True, details={"rounds": 3})
+        >>> (rec.arm, rec.certified, rec.reason, rec.delta, rec.cost, dict(rec.details))
+        (1, True, 'identified', 0.1, 0.0, {'rounds': 3})
+        """
+        if reason is None:
+            reason = "identified" if certified else self._default_reason()
         delta = getattr(self, "delta", None)
         return Recommendation(
-            arm=best,
-            certified=certified,
+            arm=None if arm is None else int(arm),
+            certified=bool(certified),
             reason=reason,
             cost=self.cost,
             n_pulls=self.n_pulls,
             delta=delta if isinstance(delta, float) else None,
-            details=details,
+            mixture=mixture,
+            details={} if details is None else details,
         )
 
     # ----------------------------------------------------------------------------- save / restore
@@ -1175,6 +1235,17 @@ class RoundPolicy(Policy):
 
     def _describe(self) -> dict[str, Any]:
         return {"round": self._round, "round_remaining": int(self._q_arms.size - self._q_pos)}
+
+
+class ArmSumRoundPolicy(RoundPolicy):
+    """A :class:`RoundPolicy` that sums each arm's results of the current round(s) into ``self._rsum`` (a
+    length-``K`` float vector the subclass creates and resets), as elimination and halving rules do."""
+
+    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
+        np.add.at(self._rsum, arms, values)
+
+    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
+        self._rsum[arm] += value
 
 
 def _short(v: Any) -> str:

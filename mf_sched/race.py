@@ -38,25 +38,18 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_numbers
+
 __all__ = ["RaceBias", "race_prior", "prior_families", "metric_family", "FORMS"]
 
 FORMS = ("absolute", "relative")
 
 
 def _floats(name: str, values: Any) -> tuple[float, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise ValueError(f"{name} must be a sequence of numbers (one per rung), got {values!r}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, bool):
-            raise ValueError(f"{name}[{i}] must be a number, got {v!r}")
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}[{i}] must be a number, got {v!r}") from None
+    out = check_numbers(name, values, kinds=(Sequence, np.ndarray), what="a sequence of numbers (one per rung)")
+    for i, f in enumerate(out):
         if math.isnan(f) or f < 0:
-            raise ValueError(f"{name}[{i}] = {v!r} is out of range; accepted: a number >= 0 (inf: no bound)")
-        out.append(f)
+            raise ValueError(f"{name}[{i}] = {values[i]!r} is out of range; accepted: a number >= 0 (inf: no bound)")
     if not out:
         raise ValueError(f"{name} is empty; give one value per rung")
     return tuple(out)

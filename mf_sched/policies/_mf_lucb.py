@@ -65,10 +65,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mf_sched._kinetic import KineticMax, LeafModel
+from mf_sched._validate import check_choice, check_delta, check_int, check_real
 from mf_sched.confidence import wang_beta
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded
-from mf_sched.policy import Recommendation, RoundPolicy, check_delta
+from mf_sched.policy import Recommendation, RoundPolicy
 
 __all__ = ["MFLUCB", "PriorBoundsLUCB"]
 
@@ -85,7 +86,6 @@ class MFLUCB(RoundPolicy):
             ``budget`` prevents an endless run on instances where the procedure cannot stop).
     """
 
-    objective = "best-arm"
     sample_agnostic = True
     _state_attrs = ("_t", "_identified", "_exhausted", "_leader", "_challenger")
 
@@ -98,31 +98,15 @@ class MFLUCB(RoundPolicy):
         L: float | None = None,
         t_mode: str = "round",
         max_rounds: int | None = 10_000_000,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
         K, M = self.n_arms, self.M
-        if L is None:
-            L_val = 4.0 * K * M
-        else:
-            try:
-                L_val = float(L)
-            except (TypeError, ValueError):
-                raise ValueError(f"L must be a number >= 4KM = {4 * K * M}, got {L!r}") from None
-            if not (math.isfinite(L_val) and L_val >= 4.0 * K * M):
-                raise ValueError(f"L = {L} is out of range; accepted: a finite number >= 4KM = {4 * K * M} (Thm 3.4)")
-        self.L = L_val
-        if t_mode not in ("round", "pulls"):
-            raise ValueError(f"t_mode = {t_mode!r} is unknown; accepted: 'round', 'pulls'")
-        self.t_mode = t_mode
-        if max_rounds is not None:
-            if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
-                raise ValueError(f"max_rounds = {max_rounds!r} is out of range; accepted: an integer >= 1, or None")
-            max_rounds = int(max_rounds)
-        self.max_rounds = max_rounds
+        accepted_L = f"a finite number >= 4KM = {4 * K * M} (Thm 3.4)"
+        self.L = 4.0 * K * M if L is None else check_real("L", L, ge=4.0 * K * M, accepted=accepted_L)
+        self.t_mode = check_choice("t_mode", t_mode, ("round", "pulls"))
+        self.max_rounds = check_int("max_rounds", max_rounds, 1, none_ok=True)
         self._lam = np.asarray(ladder.costs, dtype=float)
         self._sqrt_lam = np.sqrt(self._lam)
         lo, hi = (self.noise.low, self.noise.high) if isinstance(self.noise, Bounded) else (-np.inf, np.inf)
@@ -138,9 +122,9 @@ class MFLUCB(RoundPolicy):
         self._tree = KineticMax(self.n_arms, self._leaves(), s=self._radius_constant(self.round_index()))
         self._set_config(
             delta=self.delta,
-            L=None if L is None else L_val,
+            L=None if L is None else self.L,
             t_mode=t_mode,
-            max_rounds=max_rounds,
+            max_rounds=self.max_rounds,
             **self._explore_config(),
         )
         self._start()
@@ -276,15 +260,7 @@ class MFLUCB(RoundPolicy):
     def _recommend(self) -> Recommendation:
         details: dict[str, Any] = {"rounds": self._t, "leader": self._leader, "challenger": self._challenger}
         if self._identified >= 0:
-            return Recommendation(
-                arm=self._identified,
-                certified=True,
-                reason="identified",
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                delta=self.delta,
-                details=details,
-            )
+            return self._answer(self._identified, certified=True, details=details)
         arm = None
         if self.n_pulls:
             ucb, lcb = self.bounds()
@@ -292,15 +268,7 @@ class MFLUCB(RoundPolicy):
             arm = int(top[np.argmax(ucb[top])])
             details.update(lcb=float(lcb[arm]))
         reason = "exhausted" if self._exhausted else self._default_reason()
-        return Recommendation(
-            arm=arm,
-            certified=False,
-            reason=reason,
-            cost=self.cost,
-            n_pulls=self.n_pulls,
-            delta=self.delta,
-            details=details,
-        )
+        return self._answer(arm, reason=reason, details=details)
 
     def _describe(self) -> dict[str, Any]:
         d = super()._describe()
@@ -310,7 +278,13 @@ class MFLUCB(RoundPolicy):
 
 class PriorBoundsLUCB(MFLUCB):
     """LUCB whose EXPLORE needs the prior bounds of Wang et al. §3.2.2 (EXPLORE-A and EXPLORE-B):
-    ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (best arm's true mean) and ``mu2_lower`` = µ̃2 ≤ µ_2^(M) (second best's)."""
+    ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (best arm's true mean) and ``mu2_lower`` = µ̃2 ≤ µ_2^(M) (second best's).
+
+    Args:
+        mu1_upper: prior upper bound µ̃1 on the best arm's true mean (required).
+        mu2_lower: prior lower bound µ̃2 on the second-best arm's true mean (required).
+        other arguments: as :class:`MFLUCB`.
+    """
 
     def __init__(
         self,
@@ -319,40 +293,16 @@ class PriorBoundsLUCB(MFLUCB):
         *,
         mu1_upper: float,
         mu2_lower: float,
-        delta: float = 0.05,
-        L: float | None = None,
-        t_mode: str = "round",
-        max_rounds: int | None = 10_000_000,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        vals = []
-        for name, v in (("mu1_upper", mu1_upper), ("mu2_lower", mu2_lower)):
-            try:
-                f = float(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} must be a number, got {v!r}") from None
-            if not math.isfinite(f):
-                raise ValueError(f"{name} = {v} is not finite")
-            vals.append(f)
+        vals = [check_real("mu1_upper", mu1_upper), check_real("mu2_lower", mu2_lower)]
         if not vals[0] > vals[1]:
             raise ValueError(
                 f"mu1_upper = {vals[0]} must be greater than mu2_lower = {vals[1]} (an upper bound on the best "
                 "arm's true mean and a lower bound on the second best's)"
             )
         self.mu1_upper, self.mu2_lower = vals
-        super().__init__(
-            n_arms,
-            ladder,
-            delta=delta,
-            L=L,
-            t_mode=t_mode,
-            max_rounds=max_rounds,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
+        super().__init__(n_arms, ladder, **kwargs)
 
     def _explore_config(self) -> dict[str, Any]:
         return {"mu1_upper": self.mu1_upper, "mu2_lower": self.mu2_lower}

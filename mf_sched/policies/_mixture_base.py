@@ -17,10 +17,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mf_sched._validate import check_int
 from mf_sched.constrained.mixture import Mixture, _standard_form, check_problem, solve_mixture_lp
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
-from mf_sched.policy import Recommendation, RoundPolicy, _check_int
+from mf_sched.policy import Recommendation, RoundPolicy
 
 __all__ = ["MixturePolicy"]
 
@@ -56,11 +57,10 @@ class MixturePolicy(RoundPolicy):
         known_rewards: Any = None,
         known_costs: Any = None,
         noise: NoiseModel | Mapping[str, Any] | None = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
         ladder = FidelityLadder([1.0]) if ladder is None else ladder
-        super().__init__(n_arms, ladder, noise=SubGaussian(1.0) if noise is None else noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, noise=SubGaussian(1.0) if noise is None else noise, **kwargs)
         if self.M != 1:
             raise ValueError(
                 f"ladder has {self.M} fidelities; {self.name} is single-fidelity (use FidelityLadder([1.0]))"
@@ -71,7 +71,7 @@ class MixturePolicy(RoundPolicy):
         self.thresholds = t
         self.L = int(t.size)
         self.value_width = 1 + self.L
-        self.pull_budget = _check_int("pull_budget", pull_budget, 1)
+        self.pull_budget = check_int("pull_budget", pull_budget, 1)
         if (known_rewards is None) != (known_costs is None):
             raise ValueError("known_rewards and known_costs must be given together")
         if known_rewards is None or np.size(known_rewards) == 0:
@@ -163,23 +163,11 @@ class MixturePolicy(RoundPolicy):
                 mix = self._lp_mixture(cols, "interim empirical LP (the schedule has not finished)")
         if mix is not None and not mix.feasible and reason == "finished":
             reason = "infeasible"
-        return Recommendation(
-            arm=None if mix is None else mix.heaviest_arm,
-            certified=False,
-            reason=reason,
-            cost=self.cost,
-            n_pulls=self.n_pulls,
-            mixture=mix,
-            details=self._details(),
+        return self._answer(
+            None if mix is None else mix.heaviest_arm, reason=reason, mixture=mix, details=self._details()
         )
 
     def _describe(self) -> dict[str, Any]:
         d = super()._describe()
         d.update(L=self.L, K=self.K, pulls_used=int(self._n.sum()), pull_budget=self.pull_budget)
         return d
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} = {value!r} is unknown; accepted: {', '.join(repr(c) for c in choices)}")
-    return str(value)

@@ -47,6 +47,5 @@ class Grad(MFGrad):
 
     name = "grad"
     paper = "Ménard 2019 (arXiv 1905.08165), Gradient Ascent for Active Exploration; baseline of Poiani et al. 2024"
-    objective = "best-arm"
     summary = "GRAD at the highest fidelity only (gradient ascent on proportions, GLR stopping)"
     _top_only = True

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_int
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policies.successive_halving import SuccessiveHalving, _check_positive_int
+from mf_sched.policies.successive_halving import SuccessiveHalving
 from mf_sched.registry import register
 
 
@@ -55,7 +56,6 @@ class Hyperband(SuccessiveHalving):
 
     name = "hyperband"
     paper = "Li, Jamieson, DeSalvo, Rostamizadeh, Talwalkar 2018 (JMLR 18), Hyperband Alg. 1"
-    objective = "fixed-budget"
     summary = "Hyperband brackets of Successive Halving over the ladder (heuristic baseline)"
     _state_attrs = SuccessiveHalving._state_attrs + ("_bracket", "_iteration")
 
@@ -64,25 +64,11 @@ class Hyperband(SuccessiveHalving):
         n_arms: int,
         ladder: FidelityLadder,
         *,
-        eta: float = 3,
-        samples_per_rung: int = 1,
-        min_fidelity: int = 0,
         iterations: int = 1,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        self.iterations = _check_positive_int("iterations", iterations)
-        super().__init__(
-            n_arms,
-            ladder,
-            eta=eta,
-            samples_per_rung=samples_per_rung,
-            min_fidelity=min_fidelity,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
+        self.iterations = check_int("iterations", iterations, 1)
+        super().__init__(n_arms, ladder, **kwargs)
         self._config["iterations"] = self.iterations
 
     @property

@@ -105,6 +105,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import StateFormatError
+from mf_sched._validate import check_choice, check_real
 from mf_sched.confidence import anytime_radius, lil_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import (
@@ -325,7 +326,6 @@ class IISE(RoundPolicy):
 
     name = "iise"
     paper = "Poiani, Metelli, Restelli 2022 (NeurIPS), Multi-Fidelity Best-Arm Identification, Algorithm 1 (IISE)"
-    objective = "best-arm"
     summary = "Iterative Imprecise Successive Elimination: ζ-aware elimination phase by phase up the fidelities"
     _state_attrs = ("_active", "_rsum", "_t", "_phase", "_stop_arm")
 
@@ -353,21 +353,14 @@ class IISE(RoundPolicy):
         fidelities: Sequence[int] | str | None = None,
         epsilon: float = 0.0,
         radius: str = "theory",
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
         self._init_extra()
         M = self.M
-        eps = float(epsilon)
-        if not (math.isfinite(eps) and eps >= 0):
-            raise ValueError(f"epsilon = {epsilon} is out of range; accepted: a finite number >= 0")
-        self.epsilon = eps
-        if radius not in ("theory", "practical"):
-            raise ValueError(f"radius = {radius!r} is unknown; accepted: 'theory', 'practical'")
-        self.radius_kind = radius
+        self.epsilon = check_real("epsilon", epsilon, ge=0.0)
+        self.radius_kind = check_choice("radius", radius, ("theory", "practical"))
         bias = self._bias()
         self.assumption1 = check_assumption1(ladder.costs, bias, name=self._bias_name)
         if thresholds is not None and fidelities is not None:
@@ -402,7 +395,7 @@ class IISE(RoundPolicy):
         cfg: dict[str, Any] = {
             "delta": self.delta,
             "fidelities": fidelities if fidelities is None or isinstance(fidelities, str) else used,
-            "epsilon": eps,
+            "epsilon": self.epsilon,
             "radius": radius,
         }
         if thresholds is not None:
@@ -507,15 +500,7 @@ class IISE(RoundPolicy):
             arm = int(idx[0])
         else:
             return self._empirical_recommendation(certified=False, reason=self._default_reason(), arms=idx, **details)
-        return Recommendation(
-            arm=arm,
-            certified=True,
-            reason="identified",
-            cost=self.cost,
-            n_pulls=self.n_pulls,
-            delta=self.delta,
-            details=details,
-        )
+        return self._answer(arm, certified=True, details=details)
 
     def _describe(self) -> dict[str, Any]:
         d = super()._describe()

@@ -74,29 +74,11 @@ class IISEGamma(IISE):
         n_arms: int,
         ladder: FidelityLadder,
         *,
-        delta: float = 0.05,
         gamma: Sequence[float] | None = None,
-        thresholds: Sequence[float] | None = None,
-        fidelities: Sequence[int] | str | None = None,
-        epsilon: float = 0.0,
-        radius: str = "theory",
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
         self._gamma_raw = gamma
-        super().__init__(
-            n_arms,
-            ladder,
-            delta=delta,
-            thresholds=thresholds,
-            fidelities=fidelities,
-            epsilon=epsilon,
-            radius=radius,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
+        super().__init__(n_arms, ladder, **kwargs)
 
     def _init_extra(self) -> None:
         gamma = self._gamma_raw

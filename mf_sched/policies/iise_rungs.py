@@ -62,8 +62,9 @@ import numpy as np
 
 from mf_sched import _serialize
 from mf_sched._serialize import StateFormatError
+from mf_sched._validate import check_delta
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, check_delta
+from mf_sched.policy import ArmSumRoundPolicy, Recommendation
 from mf_sched.registry import register
 from mf_sched.rungs import RungEliminator
 
@@ -71,7 +72,7 @@ __all__ = ["IISERungs"]
 
 
 @register
-class IISERungs(RoundPolicy):
+class IISERungs(ArmSumRoundPolicy):
     """IISE's elimination rule with one round per rung (resumable runs). See the module docstring.
 
     Args:
@@ -84,7 +85,6 @@ class IISERungs(RoundPolicy):
 
     name = "iise-rungs"
     paper = "Poiani, Metelli, Restelli 2022 (NeurIPS), Alg. 1 / Eq. 3 with one round per rung (resumable runs)"
-    objective = "best-arm"
     summary = "IISE's ζ-aware elimination, one round per rung: the rule of the pruner and schedulers"
     _state_attrs = ("_engine_state", "_rung", "_rsum", "_single")
 
@@ -97,11 +97,9 @@ class IISERungs(RoundPolicy):
         bias: str = "zeta",
         replicas: int = 1,
         eta: float | None = None,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
         self._engine = RungEliminator(
             ladder, delta=self.delta, sigma=self.sigma, replicas=replicas, n_arms=self.n_arms, bias=bias, eta=eta
@@ -166,12 +164,6 @@ class IISERungs(RoundPolicy):
         arms = np.repeat(surv, self.replicas)
         return arms, np.full(arms.size, self._rung, dtype=np.int64)
 
-    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        np.add.at(self._rsum, arms, values)
-
-    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
-        self._rsum[arm] += value
-
     def _round_complete(self) -> None:
         surv = self._survivors()
         mean = self._rsum[surv] / self.replicas
@@ -185,26 +177,18 @@ class IISERungs(RoundPolicy):
         reason = "finished" if self._finished else self._default_reason()
         surv = self._survivors()
         if self._single:
-            return Recommendation(0, True, "identified", self.cost, self.n_pulls, delta=self.delta)
+            return self._answer(0, certified=True)
         cert = self._engine.certificate()
         guaranteed = cert.guaranteed
         if surv.size == 1:
             ok = guaranteed
             details = {"epsilon": 0.0 if ok else None, "guaranteed": ok, "rung": int(self._rung)}
-            return Recommendation(
-                int(surv[0]),
-                ok,
-                "identified" if ok else reason,
-                self.cost,
-                self.n_pulls,
-                delta=self.delta,
-                details=details,
-            )
+            return self._answer(surv[0], certified=ok, reason="identified" if ok else reason, details=details)
         details = {"epsilon": cert.epsilon, "guaranteed": guaranteed, "rung": int(self._rung)}
         if cert.key is not None and self._finished:
-            return Recommendation(int(cert.key), False, reason, self.cost, self.n_pulls, self.delta, details=details)
+            return self._answer(cert.key, reason=reason, details=details)
         rec = self._empirical_recommendation(certified=False, reason=reason, arms=surv)
-        return Recommendation(rec.arm, False, reason, self.cost, self.n_pulls, self.delta, details=details)
+        return self._answer(rec.arm, reason=reason, details=details)
 
     def _describe(self) -> dict[str, Any]:
         d = super()._describe()

@@ -40,9 +40,10 @@ from typing import Any
 import numpy as np
 
 from mf_sched._kinetic import KineticMax, LeafModel
+from mf_sched._validate import check_delta, check_real
 from mf_sched.confidence import lucb1_beta, lucb1_beta_numerator
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, check_delta
+from mf_sched.policy import Recommendation, RoundPolicy
 from mf_sched.registry import register
 
 
@@ -59,7 +60,6 @@ class LUCB1(RoundPolicy):
 
     name = "lucb1"
     paper = "Kalyanakrishnan, Tewari, Auer, Stone 2012 (ICML), LUCB1"
-    objective = "best-arm"
     summary = "LUCB1 at the highest fidelity only (δ-correct baseline)"
     sample_agnostic = True
     _state_attrs = ("_t", "_identified")
@@ -72,16 +72,11 @@ class LUCB1(RoundPolicy):
         delta: float = 0.05,
         epsilon: float = 0.0,
         fidelity: int | None = None,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
-        epsilon = float(epsilon)
-        if not (epsilon >= 0 and np.isfinite(epsilon)):
-            raise ValueError(f"epsilon = {epsilon} is out of range; accepted: a finite number >= 0")
-        self.epsilon = epsilon
+        self.epsilon = epsilon = check_real("epsilon", epsilon, ge=0.0)
         self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
         self._set_config(delta=self.delta, epsilon=epsilon, fidelity=fidelity)
         self._t = 0
@@ -152,15 +147,7 @@ class LUCB1(RoundPolicy):
 
     def _recommend(self) -> Recommendation:
         if self._identified >= 0:
-            return Recommendation(
-                arm=self._identified,
-                certified=True,
-                reason="identified",
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                delta=self.delta,
-                details={"rounds": self._t},
-            )
+            return self._answer(self._identified, certified=True, details={"rounds": self._t})
         return self._empirical_recommendation(certified=False, reason=self._default_reason(), rounds=self._t)
 
 

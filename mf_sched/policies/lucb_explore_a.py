@@ -53,10 +53,7 @@ __all__ = ["LUCBExploreA"]
 class LUCBExploreA(PriorBoundsLUCB):
     """LUCB (Wang et al. 2023, Alg. 1) with EXPLORE-A (Alg. 2). See the module docstring.
 
-    Args:
-        mu1_upper: prior upper bound µ̃1 on the best arm's true mean (required).
-        mu2_lower: prior lower bound µ̃2 on the second-best arm's true mean (required).
-        other arguments: as :class:`~mf_sched.policies._mf_lucb.MFLUCB`.
+    Arguments as :class:`~mf_sched.policies._mf_lucb.PriorBoundsLUCB` (the prior bounds are required).
     """
 
     name = "lucb-explore-a"

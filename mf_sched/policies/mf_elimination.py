@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Recommendation, RoundPolicy, active_mask_summary
 from mf_sched.registry import register
@@ -143,20 +144,16 @@ class MFElimination(RoundPolicy):
         n_arms: int,
         ladder: FidelityLadder,
         *,
-        budget: float | None = None,
         eps: float | str = "theorem",
-        noise: Any = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         if self.budget is None:
             raise ValueError("mf-elimination needs the budget Λ (a finite number > 0): its phases depend on it")
         if isinstance(eps, str):
             value = default_eps(self.n_arms, self.budget, float(self._costs[-1]), eps)
-        elif isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"eps = {eps!r} is out of range; accepted: a finite number > 0, 'theorem' or 'appendix'")
         else:
-            value = float(eps)
+            value = check_real("eps", eps, gt=0.0, accepted="a finite number > 0, 'theorem' or 'appendix'")
         self.eps = value
         self._set_config(eps=eps if isinstance(eps, str) else value)
         self.targets = elimination_schedule(self.budget, float(self._costs[-1]), value, self.sigma)
@@ -241,14 +238,7 @@ class MFElimination(RoundPolicy):
         idx = np.flatnonzero(self._active)
         details = {"phase": self._phase, "n_active": int(idx.size), "exploiting": self._exploiting, "eps": self.eps}
         if self._exploiting and idx.size == 1:
-            return Recommendation(
-                arm=int(idx[0]),
-                certified=False,
-                reason=self._default_reason(),
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                details=details,
-            )
+            return self._answer(idx[0], details=details)
         return self._empirical_recommendation(certified=False, reason=self._default_reason(), arms=idx, **details)
 
     def _describe(self) -> dict[str, Any]:

@@ -107,11 +107,12 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.optimize import direct, minimize
 
+from mf_sched._validate import check_int
 from mf_sched.continuous import gp as _gp
 from mf_sched.continuous.space import SearchSpace, as_number
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
-from mf_sched.policy import Policy, PolicyError, Pull, Recommendation, _check_int
+from mf_sched.policy import Policy, PolicyError, Pull, Recommendation
 from mf_sched.registry import register
 
 __all__ = ["MFGPUCB", "ROLE_NAMES"]
@@ -266,7 +267,7 @@ class MFGPUCB(Policy):
             if budget is not None:
                 cap = min(cap, int(math.floor(float(budget) / min_cost + 1e-9)))
             n_arms = max(cap, n1)
-        n_arms = _check_int("n_arms", n_arms, max(n1, 1))
+        n_arms = check_int("n_arms", n_arms, max(n1, 1))
         super().__init__(n_arms, ladder, noise=SubGaussian(1.0) if noise is None else noise, budget=budget, seed=seed)
 
         # ---- options
@@ -278,7 +279,7 @@ class MFGPUCB(Policy):
                 raise ValueError(f"beta = {beta!r}; accepted: 'paper', 'code' or a number > 0")
         else:
             beta = _positive("beta", beta)
-        refit_every = _check_int("refit_every", refit_every, 1)
+        refit_every = check_int("refit_every", refit_every, 1)
         if isinstance(noise_var, str):
             if noise_var != "fit":
                 raise ValueError(f"noise_var = {noise_var!r}; accepted: None, a number >= 0, or 'fit'")
@@ -294,7 +295,7 @@ class MFGPUCB(Policy):
         gamma_factor = _positive("gamma_factor", gamma_factor, 1.0, strict=False)
         zeta_factor = _positive("zeta_factor", zeta_factor, 1.0, strict=False)
         if acq_maxfun is not None:
-            acq_maxfun = _check_int("acq_maxfun", acq_maxfun, 1)
+            acq_maxfun = check_int("acq_maxfun", acq_maxfun, 1)
         self.init_capital = lam0
         self.init_design = init_design
         self.kernel = kernel
@@ -410,7 +411,7 @@ class MFGPUCB(Policy):
 
     def _check_arm(self, arm: Pull | int) -> int:
         a = arm.arm if isinstance(arm, Pull) else arm
-        return _check_int("arm", a, 0, self._n_points - 1)
+        return check_int("arm", a, 0, self._n_points - 1)
 
     def point(self, arm: Pull | int) -> dict[str, Any]:
         """The parameter setting of ``arm`` (or of a :class:`~mf_sched.policy.Pull`), decoded (name → value)."""
@@ -432,7 +433,7 @@ class MFGPUCB(Policy):
         """Register an evaluation of ``params`` at ``fidelity`` that the policy did not choose (a user-enqueued
         trial); returns the outstanding :class:`~mf_sched.policy.Pull` to tell. The point joins the table
         (or re-uses an equal one); its value feeds the fidelity's GP."""
-        fidelity = _check_int("fidelity", fidelity, 0, self.M - 1)
+        fidelity = check_int("fidelity", fidelity, 0, self.M - 1)
         z = self.space.snap(self.space.encode(params))
         self._proposal = None
         arm = self._add_point(z)
@@ -458,7 +459,7 @@ class MFGPUCB(Policy):
     def adopt(self, arm: int, fidelity: int) -> Pull:
         """:meth:`Policy.adopt` for a point already in the table (``0 ≤ arm < n_points``); for a new point
         use :meth:`adopt_point`."""
-        _check_int("arm", arm, 0, self._n_points - 1)
+        check_int("arm", arm, 0, self._n_points - 1)
         return super().adopt(arm, fidelity)
 
     def observations(self) -> dict[str, np.ndarray]:
@@ -795,17 +796,11 @@ class MFGPUCB(Policy):
         n = self._counts[: self._n_points, top]
         reason = "exhausted" if self._is_done() else self._default_reason()
         if not np.any(n > 0):
-            return Recommendation(arm=None, certified=False, reason=reason, cost=self.cost, n_pulls=self.n_pulls)
+            return self._answer(None, reason=reason)
         mean = np.where(n > 0, self._sums[: self._n_points, top] / np.maximum(n, 1), -np.inf)
         arm = int(np.argmax(mean))
-        return Recommendation(
-            arm=arm,
-            certified=False,
-            reason=reason,
-            cost=self.cost,
-            n_pulls=self.n_pulls,
-            details={"params": self.point(arm), "value": float(mean[arm]), "n_points": self._n_points},
-        )
+        details = {"params": self.point(arm), "value": float(mean[arm]), "n_points": self._n_points}
+        return self._answer(arm, reason=reason, details=details)
 
     def _describe(self) -> dict[str, Any]:
         return {

@@ -122,9 +122,10 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from mf_sched._validate import check_choice, check_delta, check_real
 from mf_sched.confidence import glr_threshold
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Policy, Recommendation, check_delta
+from mf_sched.policy import Policy, Recommendation
 from mf_sched.registry import register
 from mf_sched.sim.alternative import (
     IncrementalResponse,
@@ -164,7 +165,6 @@ class MFGrad(Policy):
         "Poiani, Degenne, Kaufmann, Metelli, Restelli 2024 (NeurIPS), Optimal Multi-Fidelity Best-Arm "
         "Identification, MF-GRAD"
     )
-    objective = "best-arm"
     summary = "asymptotically optimal multi-fidelity BAI: gradient ascent on cost proportions, GLR stopping"
     sample_agnostic = True
     _state_attrs = ("_G", "_omega", "_cum", "_pending", "_n_grad", "_identified", "_log_prior")
@@ -182,29 +182,18 @@ class MFGrad(Policy):
         gradient: str = "useful",
         forced_exploration: str = "pulls",
         warm_start: bool = False,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
         if isinstance(learning_rate, str):
             if learning_rate != "theory":
                 raise ValueError(f"learning_rate = {learning_rate!r} is unknown; accepted: a number > 0 or 'theory'")
         else:
-            lr = float(learning_rate) if not isinstance(learning_rate, bool) else math.nan
-            if not (math.isfinite(lr) and lr > 0):
-                raise ValueError(
-                    f"learning_rate = {learning_rate!r} is out of range; accepted: a number > 0 or 'theory'"
-                )
-            learning_rate = lr
-        if threshold not in _THRESHOLDS:
-            raise ValueError(f"threshold = {threshold!r} is unknown; accepted: {', '.join(map(repr, _THRESHOLDS))}")
-        if gradient not in _GRADIENTS:
-            raise ValueError(f"gradient = {gradient!r} is unknown; accepted: {', '.join(map(repr, _GRADIENTS))}")
-        if forced_exploration not in _EXPLORATION:
-            accepted = ", ".join(map(repr, _EXPLORATION))
-            raise ValueError(f"forced_exploration = {forced_exploration!r} is unknown; accepted: {accepted}")
+            learning_rate = check_real("learning_rate", learning_rate, gt=0.0, accepted="a number > 0 or 'theory'")
+        check_choice("threshold", threshold, _THRESHOLDS)
+        check_choice("gradient", gradient, _GRADIENTS)
+        check_choice("forced_exploration", forced_exploration, _EXPLORATION)
         if not isinstance(warm_start, bool):
             raise ValueError(f"warm_start must be True or False, got {warm_start!r}")
         self.learning_rate = learning_rate
@@ -535,7 +524,7 @@ class MFGrad(Policy):
                 return self._empirical_recommendation(certified=False, reason=self._default_reason(), **details)
             details["glr"] = stat[0]
             arm, certified, reason = stat[1], False, self._default_reason()
-        return Recommendation(arm, certified, reason, self.cost, self.n_pulls, delta=self.delta, details=details)
+        return self._answer(arm, certified=certified, reason=reason, details=details)
 
     @property
     def cost_proportions(self) -> np.ndarray:

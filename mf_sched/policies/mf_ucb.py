@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._kinetic import KineticMax, LeafModel
+from mf_sched._validate import check_real
 from mf_sched.confidence import mfucb_gamma, psi
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation, argmax_random
@@ -110,14 +111,10 @@ class MFUCB(Policy):
         *,
         rho: float = 2.0,
         gamma: Sequence[float] | None = None,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
-        if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not (math.isfinite(rho) and rho > 0):
-            raise ValueError(f"rho = {rho!r} is out of range; accepted: a finite number > 0 (theory: > 4)")
-        self.rho = float(rho)
+        super().__init__(n_arms, ladder, **kwargs)
+        self.rho = check_real("rho", rho, gt=0.0, accepted="a finite number > 0 (theory: > 4)")
         M = self.M
         if gamma is None:
             g = mfucb_gamma(self._costs, self._zeta, self.sigma)
@@ -254,13 +251,8 @@ class MFUCB(Policy):
         with np.errstate(divide="ignore", invalid="ignore"):
             mu = np.where(top > 0, self._sums[:, -1] / np.maximum(top, 1), -np.inf)
         arm = int(np.lexsort((-mu, -top))[0])  # most plays at M, then the higher mean
-        return Recommendation(
-            arm=arm,
-            certified=False,
-            reason=self._default_reason(),
-            cost=self.cost,
-            n_pulls=self.n_pulls,
-            details={"rule": "most plays at the highest fidelity (extension: the paper has no recommendation)"},
+        return self._answer(
+            arm, details={"rule": "most plays at the highest fidelity (extension: the paper has no recommendation)"}
         )
 
     def _describe(self) -> dict[str, Any]:

@@ -27,12 +27,12 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policies.iise import IISE
 from mf_sched.registry import register
@@ -68,13 +68,7 @@ class MFE(IISE):
         budget: float | None = None,
         seed: int | None = None,
     ) -> None:
-        try:
-            c = float(c)
-        except (TypeError, ValueError):
-            raise ValueError(f"c must be a number > 0, got {c!r}") from None
-        if not (math.isfinite(c) and c > 0):
-            raise ValueError(f"c = {c} is out of range; accepted: a finite number > 0")
-        self.c = c
+        self.c = check_real("c", c, gt=0.0)
         super().__init__(
             n_arms,
             ladder,

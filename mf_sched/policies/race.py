@@ -56,8 +56,9 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import encode
+from mf_sched._validate import check_delta, check_int
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Policy, Recommendation, _check_int, check_delta
+from mf_sched.policy import Policy, Recommendation
 from mf_sched.race import RaceBias
 from mf_sched.registry import register
 from mf_sched.rungs import RungEliminator
@@ -85,7 +86,6 @@ class Race(Policy):
         "mf-sched's racing rule (mf_sched.rungs): Poiani, Metelli, Restelli 2022 (NeurIPS) Eq. 3 made one-sided "
         "against a full-fidelity incumbent, with the best arm's bias bound ζ⁺"
     )
-    objective = "best-arm"
     summary = "race runs against the best full-fidelity result with the best arm's ζ⁺; best-first, no barrier"
     _state_attrs = ("_engine_state", "_reached", "_alive", "_busy", "_failures")
 
@@ -99,14 +99,12 @@ class Race(Policy):
         fixed_arms: bool = True,
         max_failures: int = 3,
         order: str = "estimate",
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
         bias = RaceBias.coerce(race_bias if race_bias is not None else ladder.zeta, ladder.M)
-        self.max_failures = _check_int("max_failures", max_failures, 1)
+        self.max_failures = check_int("max_failures", max_failures, 1)
         self._engine = RungEliminator(
             ladder,
             delta=self.delta,
@@ -230,13 +228,11 @@ class Race(Policy):
         if finished and cert.key is not None:
             details.update(epsilon=cert.epsilon, rung=self.M - 1, estimate=cert.value, guaranteed=cert.guaranteed)
             reason = "identified" if cert.identified else "finished"
-            return Recommendation(int(cert.key), bool(cert.identified), reason, self.cost, self.n_pulls, self.delta,
-                                  details=details)  # fmt: skip
+            return self._answer(cert.key, certified=cert.identified, reason=reason, details=details)
         key, rung, est = eng.best_estimate()
         details.update(epsilon=None, rung=rung, estimate=est, guaranteed=cert.guaranteed)
         reason = self._default_reason() if not finished else "exhausted"
-        arm = None if key is None else int(key)
-        return Recommendation(arm, False, reason, self.cost, self.n_pulls, self.delta, details=details)
+        return self._answer(key, reason=reason, details=details)
 
     def _describe(self) -> dict[str, Any]:
         _, lcb = self._engine.incumbent()

@@ -90,10 +90,10 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_choice
 from mf_sched.constrained.mixture import SINGULAR_TOL, Mixture, iv_scores, lagrangian_scores
 from mf_sched.ladder import FidelityLadder
-from mf_sched.noise import NoiseModel
-from mf_sched.policies._mixture_base import MixturePolicy, _check_choice
+from mf_sched.policies._mixture_base import MixturePolicy
 from mf_sched.registry import register
 
 __all__ = ["SFSR", "sfsr_psi", "sfsr_schedule"]
@@ -126,7 +126,7 @@ def sfsr_schedule(K: int, K0: int, L: int, N: int) -> np.ndarray:
 def _cost_scale(spec: Any, thresholds: np.ndarray) -> tuple[Any, np.ndarray | None]:
     """(JSON-safe spec, scale vector or None) for SFSR-L's cost normalisation."""
     if isinstance(spec, str):
-        _check_choice("cost_scale", spec, ("threshold", "none"))
+        check_choice("cost_scale", spec, ("threshold", "none"))
         if spec == "none":
             return spec, None
         a = np.abs(thresholds)
@@ -163,30 +163,14 @@ class SFSR(MixturePolicy):
         n_arms: int,
         ladder: FidelityLadder | Mapping[str, Any] | None = None,
         *,
-        thresholds: Any,
-        pull_budget: int,
         score: str = "iv",
         tie_break: str = "random",
         cost_scale: Any = "threshold",
-        known_rewards: Any = None,
-        known_costs: Any = None,
-        noise: NoiseModel | Mapping[str, Any] | None = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            n_arms,
-            ladder,
-            thresholds=thresholds,
-            pull_budget=pull_budget,
-            known_rewards=known_rewards,
-            known_costs=known_costs,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
-        self.score = _check_choice("score", score, ("iv", "lagrangian"))
-        self.tie_break = _check_choice("tie_break", tie_break, ("random", "lowest"))
+        super().__init__(n_arms, ladder, **kwargs)
+        self.score = check_choice("score", score, ("iv", "lagrangian"))
+        self.tie_break = check_choice("tie_break", tie_break, ("random", "lowest"))
         cs_spec, self._scale = _cost_scale(cost_scale, self.thresholds)
         if self.K < 2:
             raise ValueError(f"SFSR needs K >= 2 arms in all (pulled + known), got K = {self.K}")

@@ -37,14 +37,15 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_delta
 from mf_sched.confidence import anytime_radius
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, active_mask_summary, check_delta
+from mf_sched.policy import ArmSumRoundPolicy, Recommendation, active_mask_summary
 from mf_sched.registry import register
 
 
 @register
-class SuccessiveElimination(RoundPolicy):
+class SuccessiveElimination(ArmSumRoundPolicy):
     """Successive Elimination (Even-Dar et al. 2006) at one fidelity, with Poiani et al.'s constants.
 
     Args:
@@ -56,7 +57,6 @@ class SuccessiveElimination(RoundPolicy):
 
     name = "se"
     paper = "Even-Dar, Mannor, Mansour 2006 (JMLR), Successive Elimination; constants of Poiani et al. 2022 §7"
-    objective = "best-arm"
     summary = "Successive elimination at the highest fidelity only (δ-correct baseline)"
     _state_attrs = ("_active", "_rsum", "_t")
 
@@ -67,11 +67,9 @@ class SuccessiveElimination(RoundPolicy):
         *,
         delta: float = 0.05,
         fidelity: int | None = None,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
         self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
         self._set_config(delta=self.delta, fidelity=fidelity)
@@ -90,12 +88,6 @@ class SuccessiveElimination(RoundPolicy):
             return None
         return idx, np.full(idx.size, self.fidelity, dtype=np.int64)
 
-    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        np.add.at(self._rsum, arms, values)
-
-    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
-        self._rsum[arm] += value
-
     def _round_complete(self) -> None:
         self._t += 1
         act = self._active
@@ -108,15 +100,7 @@ class SuccessiveElimination(RoundPolicy):
     def _recommend(self) -> Recommendation:
         idx = np.flatnonzero(self._active)
         if self._finished and idx.size == 1:
-            return Recommendation(
-                arm=int(idx[0]),
-                certified=True,
-                reason="identified",
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                delta=self.delta,
-                details={"rounds": self._t},
-            )
+            return self._answer(idx[0], certified=True, details={"rounds": self._t})
         return self._empirical_recommendation(certified=False, reason=self._default_reason(), arms=idx, rounds=self._t)
 
     def _describe(self) -> dict[str, Any]:

@@ -42,29 +42,14 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_int, check_real
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, _state_arms, _state_int, top_k_random
+from mf_sched.policy import ArmSumRoundPolicy, Recommendation, RoundPolicy, _state_arms, _state_int, top_k_random
 from mf_sched.registry import register
 
 
-def _check_eta(eta: Any) -> float:
-    try:
-        e = float(eta)
-    except (TypeError, ValueError):
-        raise ValueError(f"eta must be a number > 1, got {eta!r}") from None
-    if not (math.isfinite(e) and e > 1):
-        raise ValueError(f"eta = {eta} is out of range; accepted: a finite number > 1")
-    return e
-
-
-def _check_positive_int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise ValueError(f"{name} = {v!r} is out of range; accepted: an integer >= 1")
-    return int(v)
-
-
 @register
-class SuccessiveHalving(RoundPolicy):
+class SuccessiveHalving(ArmSumRoundPolicy):
     """Synchronous Successive Halving over the ladder's rungs.
 
     Args:
@@ -94,13 +79,11 @@ class SuccessiveHalving(RoundPolicy):
         eta: float = 3,
         samples_per_rung: int = 1,
         min_fidelity: int = 0,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
-        self.eta = _check_eta(eta)
-        self.samples_per_rung = _check_positive_int("samples_per_rung", samples_per_rung)
+        super().__init__(n_arms, ladder, **kwargs)
+        self.eta = check_real("eta", eta, gt=1.0)
+        self.samples_per_rung = check_int("samples_per_rung", samples_per_rung, 1)
         self.min_fidelity = ladder.check_index(min_fidelity)
         self._set_config(eta=self.eta, samples_per_rung=self.samples_per_rung, min_fidelity=self.min_fidelity)
         self._rsum = np.zeros(self.n_arms, dtype=float)
@@ -125,12 +108,6 @@ class SuccessiveHalving(RoundPolicy):
         arms = np.repeat(self._survivors, self.samples_per_rung)
         return arms, np.full(arms.size, self._fid, dtype=np.int64)
 
-    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        np.add.at(self._rsum, arms, values)
-
-    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
-        self._rsum[arm] += value
-
     def _round_complete(self) -> None:
         surv = self._survivors
         mu = self._rsum[surv] / self.samples_per_rung
@@ -149,13 +126,11 @@ class SuccessiveHalving(RoundPolicy):
         n = self._counts[:, top]
         reason = "finished" if self._finished else self._default_reason()
         if self.n_arms == 1:
-            return Recommendation(0, True, "identified", self.cost, self.n_pulls)
+            return self._answer(0, certified=True)
         if n.any():
             mu = np.where(n > 0, self._sums[:, top] / np.maximum(n, 1), -np.inf)
             best = int(top_k_random(mu, 1, np.random.default_rng(0))[0])
-            return Recommendation(
-                best, False, reason, self.cost, self.n_pulls, details={"winner_of_last_bracket": self._winner}
-            )
+            return self._answer(best, reason=reason, details={"winner_of_last_bracket": self._winner})
         return self._empirical_recommendation(certified=False, reason=reason, arms=self._survivors)
 
     def _describe(self) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._kinetic import KineticMax, LeafModel
+from mf_sched._validate import check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation, argmax_random
 from mf_sched.registry import register
@@ -80,16 +81,11 @@ class UCB1(Policy):
         *,
         fidelity: int | None = None,
         rho: float | None = None,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.fidelity = ladder.top if fidelity is None else ladder.check_index(fidelity)
-        if rho is not None:
-            if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not (math.isfinite(rho) and rho > 0):
-                raise ValueError(f"rho = {rho!r} is out of range; accepted: a finite number > 0, or None (UCB1)")
-            rho = float(rho)
+        rho = check_real("rho", rho, gt=0.0, none_ok=True, accepted="a finite number > 0, or None (UCB1)")
         self.rho = rho
         # bonus = coefficient · √(ln n) / √(n_j): UCB1's 2σ√2, or σ√(2ρ) for the ψ-UCB form
         self._coef = 2.0 * self.sigma * math.sqrt(2.0) if rho is None else self.sigma * math.sqrt(2.0 * rho)

@@ -31,14 +31,15 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_delta, check_int
 from mf_sched.confidence import anytime_radius
 from mf_sched.ladder import FidelityLadder
-from mf_sched.policy import Recommendation, RoundPolicy, argmax_random, check_delta
+from mf_sched.policy import ArmSumRoundPolicy, Recommendation, argmax_random
 from mf_sched.registry import register
 
 
 @register
-class Uniform(RoundPolicy):
+class Uniform(ArmSumRoundPolicy):
     """Uniform allocation at one fidelity, with an optional δ-stopping rule.
 
     Args:
@@ -50,7 +51,6 @@ class Uniform(RoundPolicy):
 
     name = "uniform"
     paper = "Bubeck, Munos, Stoltz 2009 (ALT), uniform allocation; anytime radius of Poiani et al. 2022"
-    objective = "best-arm"
     summary = "Round-robin over all arms at the highest fidelity (fixed budget or δ-stopping)"
     _state_attrs = ("_rsum", "_t", "_identified")
 
@@ -62,16 +62,11 @@ class Uniform(RoundPolicy):
         delta: float | None = None,
         rounds: int | None = None,
         fidelity: int | None = None,
-        noise: Any = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(n_arms, ladder, noise=noise, budget=budget, seed=seed)
+        super().__init__(n_arms, ladder, **kwargs)
         self.delta = None if delta is None else check_delta(delta)
-        if rounds is not None:
-            if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
-                raise ValueError(f"rounds = {rounds!r} is out of range; accepted: an integer >= 1, or None")
-            rounds = int(rounds)
+        rounds = check_int("rounds", rounds, 1, none_ok=True)
         if self.delta is None and rounds is None and self.budget is None:
             raise ValueError("uniform needs a way to stop: give delta, rounds or budget")
         self.rounds = rounds
@@ -98,36 +93,14 @@ class Uniform(RoundPolicy):
             return None
         return np.arange(self.n_arms), np.full(self.n_arms, self.fidelity, dtype=np.int64)
 
-    def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
-        np.add.at(self._rsum, arms, values)
-
-    def _observe_round_one(self, arm: int, fidelity: int, value: float) -> None:
-        self._rsum[arm] += value
-
     def _round_complete(self) -> None:
         self._t += 1
 
     def _recommend(self) -> Recommendation:
         if self._identified >= 0:
-            return Recommendation(
-                arm=self._identified,
-                certified=True,
-                reason="identified",
-                cost=self.cost,
-                n_pulls=self.n_pulls,
-                delta=self.delta,
-                details={"rounds": self._t},
-            )
+            return self._answer(self._identified, certified=True, details={"rounds": self._t})
         reason = "finished" if self._finished else self._default_reason()
         if self._t == 0:
             return self._empirical_recommendation(certified=False, reason=reason, rounds=0)
         best = argmax_random(self._rsum / self._t, np.random.default_rng(self._t))
-        return Recommendation(
-            arm=best,
-            certified=False,
-            reason=reason,
-            cost=self.cost,
-            n_pulls=self.n_pulls,
-            delta=self.delta,
-            details={"rounds": self._t},
-        )
+        return self._answer(best, reason=reason, details={"rounds": self._t})

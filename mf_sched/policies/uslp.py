@@ -46,10 +46,10 @@ from typing import Any
 
 import numpy as np
 
+from mf_sched._validate import check_choice
 from mf_sched.constrained.mixture import Mixture, solve_mixture_lp
 from mf_sched.ladder import FidelityLadder
-from mf_sched.noise import NoiseModel
-from mf_sched.policies._mixture_base import MixturePolicy, _check_choice
+from mf_sched.policies._mixture_base import MixturePolicy
 from mf_sched.registry import register
 
 __all__ = ["USLP"]
@@ -76,29 +76,13 @@ class USLP(MixturePolicy):
         n_arms: int,
         ladder: FidelityLadder | Mapping[str, Any] | None = None,
         *,
-        thresholds: Any,
-        pull_budget: int,
         divide_by: str = "unknown-arms",
         solver: str = "highs",
-        known_rewards: Any = None,
-        known_costs: Any = None,
-        noise: NoiseModel | Mapping[str, Any] | None = None,
-        budget: float | None = None,
-        seed: int | None = None,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(
-            n_arms,
-            ladder,
-            thresholds=thresholds,
-            pull_budget=pull_budget,
-            known_rewards=known_rewards,
-            known_costs=known_costs,
-            noise=noise,
-            budget=budget,
-            seed=seed,
-        )
-        self.divide_by = _check_choice("divide_by", divide_by, ("unknown-arms", "all-arms"))
-        self.solver = _check_choice("solver", solver, ("highs", "enumerate"))
+        super().__init__(n_arms, ladder, **kwargs)
+        self.divide_by = check_choice("divide_by", divide_by, ("unknown-arms", "all-arms"))
+        self.solver = check_choice("solver", solver, ("highs", "enumerate"))
         self.per_arm = self.pull_budget // (self.n_arms if self.divide_by == "unknown-arms" else self.K)
         if self.per_arm < 1:
             raise ValueError(

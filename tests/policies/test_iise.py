@@ -379,7 +379,7 @@ def test_arguments_are_validated_with_clear_messages():
         get_policy("iise-gamma")(n_arms=2, ladder=lad)
     with pytest.raises(ValueError, match=r"gamma\[-1\] = 0.1 must be 0"):
         get_policy("iise-gamma")(n_arms=2, ladder=lad, gamma=[0.3, 0.2, 0.1])
-    with pytest.raises(ValueError, match="c = 0.0 is out of range"):
+    with pytest.raises(ValueError, match="c = 0 is out of range; accepted: a finite number > 0"):
         get_policy("mfe")(n_arms=2, ladder=lad, c=0)
     # an unbiased cheaper fidelity makes its phase the final one (α = 0), and +inf skips a fidelity
     p = iise(n_arms=2, ladder=FidelityLadder([1.0, 2.0, 4.0], [0.3, 0.0, 0.0]))
