@@ -69,7 +69,7 @@ from mf_sched.sim.simulate import run_policy
 ZETA_AWARE = (
     "iise",
     "iise-gamma",
-    "mfe",
+    "iise-max-exploit",
     "iise-rungs",
     "race",
     "lucb-explore-a",
@@ -84,7 +84,7 @@ CLAIMS = {
     "uniform": "δ-stopping (anytime radius)",
     "iise": "Poiani et al. 2022, Thm 2",
     "iise-gamma": "Poiani et al. 2022, §5 (γ ≥ realised spread)",
-    "mfe": "Poiani et al. 2022, Thm 2 (any α > 0)",
+    "iise-max-exploit": "Poiani et al. 2022, Thm 2 (any α > 0)",
     "iise-rungs": "ε-optimal for its reported ε (union bound)",
     "race": "ε-optimal for its reported ε (ζ⁺ = the ladder's ζ; proof in mf_sched.rungs)",
     "lucb-explore-a": "Wang et al. 2023, Thm 3.4",

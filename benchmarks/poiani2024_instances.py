@@ -9,7 +9,7 @@ the tight characteristic-time bound ``C*·log(1/δ)`` of Poiani et al. 2024 (val
 Policies: ``se``; ``iise`` as in Poiani et al. 2022 (theory radius), also on the fidelities where Assumption
 1 holds (``fidelities="hull"``; 4x5 and mu2 violate it at fidelity 2); ``iise`` with ``radius="practical"``
 — the IISE baseline as configured in the code of Poiani et al. 2024 (``IISE.compute_ci``), the one their numbers
-(185 on 4x5, 2063 on 5x2, 10 runs) come from; ``mfe`` (c = 0.1); ``lucb-highest``; ``lucb-explore-c``;
+(185 on 4x5, 2063 on 5x2, 10 runs) come from; ``iise-max-exploit`` (MFE, c = 0.1); ``lucb-highest``; ``lucb-explore-c``;
 ``lucb-explore-a`` / ``-b`` with the true top-two means as prior bounds (and µ̃1 = 0.6, µ̃2 = 0.5 on the
 non-stopping instance, as in the authors' demonstration). IISE-γ is not run: these files carry no γ, and
 γ = 2ζ (always valid) makes it identical to IISE. The LUCB procedures run under a cost cap (``budget``)
@@ -60,7 +60,7 @@ AUTHORS = {
     "mu3": {"IISE (30 runs)": "85.2 (15.7)", "MF-GRAD lr 0.25 (30 runs)": "53.5 (18.8)"},
     "lucb-nonstop": {"LUCB fidelity 2 only": "stops after 69k-93k samples", "EXPLORE-A/B": "never stop"},
 }
-FAST = {"iise", "iise-practical", "iise-hull", "mfe"}
+FAST = {"iise", "iise-practical", "iise-hull", "iise-max-exploit"}
 
 
 def _policies(inst_name: str, top: np.ndarray, quick: bool) -> list[tuple[str, str, dict[str, Any], float | None]]:
@@ -77,7 +77,7 @@ def _policies(inst_name: str, top: np.ndarray, quick: bool) -> list[tuple[str, s
         ("iise", "iise", {}, None),
         ("iise-practical", "iise", {"radius": "practical"}, None),
         ("iise-hull", "iise", {"fidelities": "hull"}, None),
-        ("mfe", "mfe", {"c": 0.1}, None),
+        ("iise-max-exploit", "iise-max-exploit", {"c": 0.1}, None),
         ("lucb-highest", "lucb-highest", {}, cap_lucb),
         ("lucb-explore-c", "lucb-explore-c", {}, cap_lucb),
         ("lucb-explore-a", "lucb-explore-a", prior, cap_ab),

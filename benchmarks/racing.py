@@ -25,7 +25,7 @@ Part ``optuna`` — the same configurations as a categorical parameter, an equal
 enforced exactly: the study stops when it is spent, mid-trial if need be): Random and TPE with Optuna's Median,
 SuccessiveHalving and Hyperband pruners (rungs aligned: reduction factor 3, minimum resource 1), Random +
 MFPruner (racing), MFSampler + MFPruner (racing; an ordinary objective, and a resumable one with
-``budget()``/``finish()``), the zero-configuration ``MFSampler()`` + ``MFPruner()``, and today's IISE rule
+``train_to()``/``finish()``), the zero-configuration ``MFSampler()`` + ``MFPruner()``, and today's IISE rule
 (``policy="iise-rungs"``). Every method is scored on its own answer (``study.best_trial``; MFSampler's
 recommendation); reported: mean and median final simple regret, wins against TPE + Hyperband.
 
@@ -150,7 +150,7 @@ def draw(scores: np.ndarray, task: str, seed: int, K: int) -> tuple[np.ndarray, 
 def optuna_run(label: str, true: np.ndarray, noisy: np.ndarray, mode: str, rungs: list[int], bias, ladder_iise,
                seed: int) -> dict:  # fmt: skip
     import optuna
-    from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish
+    from mf_sched.integrations.optuna import MFPruner, MFSampler, finish, train_to
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     K, T = true.shape
@@ -209,7 +209,7 @@ def optuna_run(label: str, true: np.ndarray, noisy: np.ndarray, mode: str, rungs
 
     def resumable_objective(trial: optuna.Trial) -> float:
         a = trial.suggest_categorical("arm", space["arm"])
-        target = budget(trial)
+        target = train_to(trial)
         v = sign * noisy[a, min(ckpt.get(a, 1), T) - 1]
         for e in range(ckpt.get(a, 0) + 1, target + 1):
             if out_of_budget(trial):

@@ -4,7 +4,7 @@ The paper has no regret experiments (its §4 is theory), so this script checks t
 
 **Part A — Elimination vs MF-UCB vs UCB under Wang's regret** (Eq. 9,
 ``R(Λ) = (Λ/λ(1)) µ_1 − Σ_{t≤N} µ_{I_t}``: a pull earns its arm's true mean at any fidelity, so the optimum
-pulls the best arm at the cheapest fidelity). Policies: Elimination (``mf-elimination``, Algorithm 3,
+pulls the best arm at the cheapest fidelity). Policies: Elimination (``mf-mab-elimination``, Algorithm 3,
 ε of Theorem 4.8; one run per capital, its phases depend on Λ), MF-UCB (``mf-ucb``, ρ = 2) and UCB at the
 highest fidelity (``ucb1``, ρ = 2). MF-UCB and UCB are anytime: one run to the top capital gives every
 smaller one. Kandasamy et al.'s regret (Eq. 1) is reported next to it. Expected from the definitions
@@ -52,7 +52,7 @@ from mf_sched.sim.bounds import wang_regret_lower_bound
 from mf_sched.sim.simulate import regret_curve
 
 ANYTIME = {"mf-ucb": {"rho": 2.0}, "ucb1": {"rho": 2.0}}
-LABELS = {"mf-elimination": "Elimination", "mf-ucb": "MF-UCB", "ucb1": "UCB (fidelity M)"}
+LABELS = {"mf-mab-elimination": "Elimination", "mf-ucb": "MF-UCB", "ucb1": "UCB (fidelity M)"}
 
 
 def instance_a(name: str, rng: np.random.Generator) -> Instance:
@@ -81,11 +81,11 @@ def job_a(job: tuple[str, int, int, tuple[float, ...]]) -> dict[str, Any]:
         out[pol] = {"wang": c["wang"], "kandasamy": c["kandasamy"]}
     w, k = [], []
     for cap in caps:  # Elimination uses Λ: one run per capital
-        p = policy_for("mf-elimination", inst, budget=float(cap), seed=pol_seed)
+        p = policy_for("mf-mab-elimination", inst, budget=float(cap), seed=pol_seed)
         r = run_policy(p, inst, seed=obs_seed, workers=None, completion="batch")
         w.append(r.regret_wang)
         k.append(r.regret_kandasamy)
-    out["mf-elimination"] = {"wang": np.array(w), "kandasamy": np.array(k)}
+    out["mf-mab-elimination"] = {"wang": np.array(w), "kandasamy": np.array(k)}
     lb = wang_regret_lower_bound(inst.means, inst.ladder.costs, inst.ladder.zeta)
     out["lower_bound"] = np.array([lb.at(c) for c in caps])
     return out
@@ -102,7 +102,7 @@ def job_b(job: tuple[int, float, float, int, int]) -> dict[str, Any]:
     _, pol_seed, obs_seed = seeds(root, 2, K, int(cap), int(round(100 * c)), rep)
     gap = min(0.45, c * (K / cap) ** (1 / 3))
     inst = two_point(K, gap)
-    p = policy_for("mf-elimination", inst, budget=cap, seed=pol_seed)
+    p = policy_for("mf-mab-elimination", inst, budget=cap, seed=pol_seed)
     r = run_policy(p, inst, seed=obs_seed, workers=None, completion="batch")
     return {"K": K, "capital": cap, "c": c, "gap": gap, "regret": r.regret_wang, "eliminated": bool(p.active.size == 1)}
 
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
 
     # ---------------------------------------------------------------------------------- part A
-    policies = ["mf-elimination", "mf-ucb", "ucb1"]
+    policies = ["mf-mab-elimination", "mf-ucb", "ucb1"]
     part_a = []
     print(f"\nPart A — regret at Λ (mean ± s.e., {n} seeds); Wang's regret (Eq. 9), Kandasamy's (Eq. 1) in brackets")
     print(f"{'instance':<12}{'Λ':>9}" + "".join(f"{LABELS[p]:>28}" for p in policies) + f"{'LB Thm 4.4':>12}")

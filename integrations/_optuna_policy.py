@@ -3,7 +3,7 @@
 The policy is rebuilt from the study's storage at every decision: every trial is replayed in ``number`` order
 into a fresh policy (COMPLETE/PRUNED trials adopted and told their value at their fidelity, RUNNING ones
 outstanding pulls, FAIL ones given back). These policies choose a fidelity per trial: the objective trains to
-``budget(trial)`` and ends with ``finish(trial, value)``, or — an ordinary objective — MFPruner ends the trial
+``train_to(trial)`` and ends with ``finish(trial, value)``, or — an ordinary objective — MFPruner ends the trial
 when it reaches the policy's fidelity (its value there is told to the policy). MF-GP-UCB (continuous spaces)
 re-asks the policy and matches each trial to its proposal, adopting points placed by others.
 """

@@ -39,7 +39,7 @@ from ._common import RungArgs, auto_race_bias, default_sigma
 
 ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:result", "mf:pruned_rung", "mf:replica"
 PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
-RESUMABLE = "mf:resumable"  # budget() was called: the objective trains to the given budget, resuming
+RESUMABLE = "mf:resumable"  # train_to() was called: the objective trains to the given resource, resuming
 SURPLUS = "mf:surplus"  # nothing was left to evaluate when the trial started: it is pruned at once
 
 __all__ = ["RaceView", "TrialCache", "race_view", "step_offset", "max_resource_of", "trial_rung_values"]

@@ -25,10 +25,10 @@ What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rul
 * **ζ⁺ and σ.** Given, or the prior shipped for the metric's family (values in [0, 1]; non-negative losses),
   raised by the study's own curves as configurations finish; σ defaults to 0.01 for [0, 1] metrics and 1% of
   the values otherwise. The certificate says which ζ⁺ was used and where it came from.
-* **Ordinary objectives** (no :func:`budget`): each candidate gets one trial that trains until MFPruner
+* **Ordinary objectives** (no :func:`train_to`): each candidate gets one trial that trains until MFPruner
   stops it — when its optimistic bound ``ζ⁺``-bound of ``v + b`` falls below the best completed trial's lower
   bound — or it completes. Without MFPruner nothing is stopped early (a warning says so).
-* **Resumable objectives** call ``budget(trial)`` (the epochs to train *to*, resuming the configuration's
+* **Resumable objectives** call ``train_to(trial)`` (the epochs to train *to*, resuming the configuration's
   checkpoint) and end with ``return finish(trial, value)``. The sampler then promotes configurations one rung
   per trial, best-first: every candidate's first rung, then always the most optimistic one, so a strong
   configuration reaches the top early and the others are raced against it; a configuration that can no
@@ -99,6 +99,7 @@ __all__ = [
     "MFSampler",
     "MFPruner",
     "MFRecommendation",
+    "train_to",
     "budget",
     "fidelity",
     "finish",
@@ -125,7 +126,7 @@ def _study_ladder(study: optuna.Study) -> tuple[FidelityLadder | None, int]:
     s, p = _parts(study)
     if s is None and p is None:
         raise ValueError(
-            "budget()/fidelity()/finish() need a study whose sampler is an MFSampler or pruner an MFPruner"
+            "train_to()/fidelity()/finish() need a study whose sampler is an MFSampler or pruner an MFPruner"
         )
     trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
     src = s if s is not None else p
@@ -137,7 +138,7 @@ def _need_ladder(study: optuna.Study) -> tuple[FidelityLadder, int]:
     if lad is None:
         raise ValueError(
             "the maximum resource is not known yet (no trial has completed): pass max_resource= (e.g. the number "
-            "of epochs) or ladder= to MFSampler / MFPruner to use budget()"
+            "of epochs) or ladder= to MFSampler / MFPruner to use train_to()"
         )
     return lad, off
 
@@ -149,11 +150,12 @@ def fidelity(trial: optuna.trial.Trial) -> int:
     return lad.top if not isinstance(m, int) or m < 0 or m > lad.top else m
 
 
-def budget(trial: optuna.trial.Trial) -> int:
+def train_to(trial: optuna.trial.Trial) -> int:
     """The resource (e.g. the epoch) this trial should train *to*, resuming its configuration's checkpoint.
 
     Calling it tells MFSampler that the objective resumes: configurations are then promoted one rung per
-    trial. A trial started when nothing was left to evaluate is pruned here at once (no cost)."""
+    trial. A trial started when nothing was left to evaluate is pruned here at once (no cost). (Named
+    ``budget`` before; "budget" in mf-sched is the cost cap Λ of a policy.)"""
     study = trial.study
     s, _ = _parts(study)
     if _storage_attrs(trial).get(SURPLUS):
@@ -162,6 +164,12 @@ def budget(trial: optuna.trial.Trial) -> int:
         study._storage.set_trial_system_attr(trial._trial_id, RESUMABLE, True)
     lad, _ = _need_ladder(study)
     return int(lad.resources[fidelity(trial)])
+
+
+def budget(trial: optuna.trial.Trial) -> int:
+    """Deprecated name of :func:`train_to` (it returns a resource to train to, not a budget)."""
+    warnings.warn("budget(trial) is now called train_to(trial)", DeprecationWarning, stacklevel=2)
+    return train_to(trial)
 
 
 def finish(trial: optuna.trial.Trial, value: float) -> float:
@@ -722,7 +730,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                 else f"only {other} stops trials early (no guarantee; the configurations it prunes leave the race)"
             )
             warnings.warn(
-                f"MFSampler without MFPruner: on an ordinary objective (no budget()) {what}; use "
+                f"MFSampler without MFPruner: on an ordinary objective (no train_to()) {what}; use "
                 "optuna.create_study(sampler=MFSampler(), pruner=MFPruner())",
                 stacklevel=2,
             )
@@ -806,7 +814,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             lad, _ = _study_ladder(study)
             if lad is not None and fid < lad.top:
                 warnings.warn(
-                    f"trial {trial.number} trained to fidelity {fid} of {lad.top} (budget(trial) = "
+                    f"trial {trial.number} trained to fidelity {fid} of {lad.top} (train_to(trial) = "
                     f"{lad.resources[fid]:g}) and completed: end the objective with `return finish(trial, value)`, "
                     "otherwise a low-fidelity result can become study.best_trial",
                     stacklevel=2,

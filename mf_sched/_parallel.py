@@ -26,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 
 from mf_sched._progress import Progress
-from mf_sched._validate_core import check_int, check_optional_int
+from mf_sched._validate import check_int, check_optional_int
 
 __all__ = ["process_pool", "run_seeded", "split_seed"]
 

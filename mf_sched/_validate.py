@@ -1,4 +1,4 @@
-"""Argument checks shared by the policies (and any module that takes user arguments).
+"""Argument checks shared by every module that takes user arguments (policies, simulators, curves, rungs).
 
 Each check returns the value in its canonical type or raises a ValueError whose message names the
 argument and the accepted range, in one form: ``"<name> = <value> is out of range; accepted: <range>"``
@@ -24,10 +24,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_choice", "check_delta", "check_int", "check_numbers", "check_real"]
+__all__ = [
+    "check_choice",
+    "check_delta",
+    "check_fraction",
+    "check_int",
+    "check_numbers",
+    "check_optional_int",
+    "check_real",
+]
 
 
-def check_int(name: str, value: Any, low: int, high: int | None = None, *, none_ok: bool = False) -> Any:
+def _int_range(low: int, high: int | None) -> str:
+    return f"an integer >= {low}" if high is None else f"an integer in {low}..{high}"
+
+
+def check_int(name: str, value: Any, low: int = 1, high: int | None = None, *, none_ok: bool = False) -> Any:
     """An integer in ``low..high`` (``high=None``: no upper end), as an ``int``.
 
     Args:
@@ -36,20 +48,47 @@ def check_int(name: str, value: Any, low: int, high: int | None = None, *, none_
         low, high: the accepted range, both ends included.
         none_ok: accept ``None`` (returned as is), e.g. for "no cap".
 
+    >>> check_int("runs", 3)
+    3
+    >>> check_int("rung", 4, 0, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: rung = 4 is out of range; accepted: an integer in 0..3
     >>> check_int("n", 0, 1, none_ok=True)
     Traceback (most recent call last):
     ...
-    ValueError: n = 0 is out of range; accepted: >= 1, or None
+    ValueError: n = 0 is out of range; accepted: an integer >= 1, or None
     """
     if value is None and none_ok:
         return None
+    accepted = _int_range(low, high) + (", or None" if none_ok else "")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer{', or None' if none_ok else ''}, got {value!r}")
+        raise ValueError(f"{name} must be an integer, got {value!r}; accepted: {accepted}")
     v = int(value)
     if v < low or (high is not None and v > high):
-        rng = f"{low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} = {v} is out of range; accepted: {rng}{', or None' if none_ok else ''}")
+        raise ValueError(f"{name} = {v} is out of range; accepted: {accepted}")
     return v
+
+
+def check_optional_int(name: str, value: Any, low: int = 1, high: int | None = None, *, none: str = "") -> int | None:
+    """:func:`check_int`, or None when ``value`` is None; ``none`` says what None means (shown in the error).
+
+    >>> check_optional_int("n_jobs", None) is None
+    True
+    >>> check_optional_int("n_jobs", 0, none="all CPUs")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs = 0 is out of range; accepted: an integer >= 1, or None (all CPUs)
+    """
+    if value is None:
+        return None
+    try:
+        return check_int(name, value, low, high)
+    except ValueError:
+        meaning = f" ({none})" if none else ""
+        raise ValueError(
+            f"{name} = {value!r} is out of range; accepted: {_int_range(low, high)}, or None{meaning}"
+        ) from None
 
 
 def check_real(
@@ -140,16 +179,32 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
     return value
 
 
+def check_fraction(name: str, value: Any, low: float = 0.0) -> float:
+    """``value`` as a ``float`` strictly between ``low`` and 1 (a probability, a quantile, a confidence δ);
+    else ValueError naming ``name`` and the range.
+
+    >>> check_fraction("quantile", 0.9)
+    0.9
+    >>> check_fraction("confidence", 0.3, 0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: confidence = 0.3 is out of range; accepted: 0.5 < confidence < 1
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number in ({low:g}, 1), got {value!r}")
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in ({low:g}, 1), got {value!r}") from None
+    if not low < f < 1:
+        raise ValueError(f"{name} = {value} is out of range; accepted: {low:g} < {name} < 1")
+    return f
+
+
 def check_delta(delta: Any) -> float:
-    """A confidence parameter δ ∈ (0, 1), as a ``float``.
+    """A confidence parameter δ ∈ (0, 1), as a ``float`` (:func:`check_fraction` named ``delta``).
 
     >>> check_delta(0.05)
     0.05
     """
-    try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if not (0.0 < d < 1.0):
-        raise ValueError(f"delta = {d} is out of range; accepted: 0 < delta < 1")
-    return d
+    return check_fraction("delta", delta)

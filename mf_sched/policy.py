@@ -877,7 +877,9 @@ class Policy(abc.ABC):
             raise fmt(f"the state lacks the field(s) {missing}")
         if state.get("format") != STATE_FORMAT_VERSION:
             raise fmt(f"unsupported state format {state.get('format')!r}; this version reads {STATE_FORMAT_VERSION}")
-        if state.get("policy") != self.name:
+        from mf_sched.registry import canonical_name
+
+        if canonical_name(state.get("policy")) != self.name:  # a state saved under a policy's old name loads
             raise fmt(f"state is for policy {state.get('policy')!r}, not {self.name!r}")
         cfg = _serialize.decode(state.get("config"))
         if cfg != _serialize.decode(_serialize.encode(self.config())):
@@ -951,14 +953,14 @@ class Policy(abc.ABC):
         >>> q.ask() == p.ask()
         True
         """
-        from mf_sched.registry import get_policy
+        from mf_sched.registry import canonical_name, get_policy
 
         fmt = _serialize.StateFormatError
         if not isinstance(state, Mapping) or "policy" not in state:
             raise fmt("a policy state must be a mapping with a 'policy' name")
         name = state["policy"]
         try:
-            cls = get_policy(name) if isinstance(name, str) else None
+            cls = get_policy(canonical_name(name)) if isinstance(name, str) else None
         except ValueError:
             cls = None
         if cls is None:
@@ -968,6 +970,7 @@ class Policy(abc.ABC):
         cfg = _serialize.decode(state["config"])
         if not isinstance(cfg, dict):
             raise fmt("state 'config' must be a mapping")
+        _check_config_fits_arrays(cfg, state.get("base"))
         try:
             policy = cls.from_config(cfg)
         except (TypeError, ValueError, KeyError) as e:
@@ -1276,6 +1279,21 @@ def _compatible(cur: Any, new: Any, fixed_shape: bool = True) -> bool:
     if isinstance(cur, Mapping):
         return isinstance(new, dict)
     return True
+
+
+def _check_config_fits_arrays(cfg: dict[str, Any], base: Any) -> None:
+    """Before a policy is built from a saved state's config: its ``n_arms`` must be the number of rows of the
+    saved count table. A config edited to name 40 million arms would otherwise allocate the tables of a
+    40-million-arm policy before the arrays could be found not to fit (the state fuzz found exactly this)."""
+    n = cfg.get("n_arms")
+    try:
+        counts = _serialize.decode(base["_counts"]) if isinstance(base, Mapping) and "_counts" in base else None
+    except (TypeError, ValueError, KeyError) as e:
+        raise _serialize.StateFormatError(f"state field _counts cannot be decoded: {e}") from None
+    if isinstance(n, int) and isinstance(counts, np.ndarray) and counts.ndim == 2 and counts.shape[0] != n:
+        raise _serialize.StateFormatError(
+            f"state 'config' says n_arms = {_short(n)} but its count table has {counts.shape[0]} rows"
+        )
 
 
 def _check_base(base: dict[str, Any], K: int, M: int, costs: np.ndarray) -> tuple[dict, set[int]]:

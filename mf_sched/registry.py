@@ -7,6 +7,15 @@ imports them all on first use, so adding a policy is adding one file.
 True
 >>> get_policy("se").paper.startswith("Even-Dar")
 True
+
+Two policies were renamed so that their names say what they are (the old names read alike but are unrelated
+algorithms); the old names still work, with a DeprecationWarning, and saved states that carry them still load:
+
+- ``mfe`` → ``iise-max-exploit``: Maximum Fidelity Exploit, IISE with α_m = c·ξ_m (Poiani et al. 2022, §7);
+- ``mf-elimination`` → ``mf-mab-elimination``: Elimination for MF-MAB (Wang et al. 2023, Algorithm 3).
+
+>>> canonical_name("mfe")
+'iise-max-exploit'
 """
 
 from __future__ import annotations
@@ -17,18 +26,40 @@ import pkgutil
 import re
 import types
 import typing
+import warnings
 from collections.abc import Mapping
 from typing import Any, TypeVar, Union
 
 from mf_sched.policy import Policy
 
-__all__ = ["register", "get_policy", "list_policies", "build_policy"]
+__all__ = ["register", "get_policy", "list_policies", "build_policy", "canonical_name", "RENAMED"]
 
 _REGISTRY: dict[str, type[Policy]] = {}
 _LOADED = False
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 P = TypeVar("P", bound=type[Policy])
+
+RENAMED: dict[str, str] = {"mfe": "iise-max-exploit", "mf-elimination": "mf-mab-elimination"}
+"""Old policy names → their current names (still accepted, with a DeprecationWarning)."""
+
+
+def canonical_name(name: Any, *, warn: bool = False) -> Any:
+    """The current name of policy ``name`` (itself unless it is an old name in :data:`RENAMED`).
+
+    With ``warn=True`` an old name raises a DeprecationWarning that says the new one. Anything that is not a
+    string is returned as it is (the caller reports it).
+    """
+    if isinstance(name, str) and name in RENAMED:
+        new = RENAMED[name]
+        if warn:
+            warnings.warn(
+                f"policy {name!r} is now called {new!r}; the old name will be removed in a future release",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+        return new
+    return name
 
 
 def register(cls: P) -> P:
@@ -77,7 +108,7 @@ def get_policy(name: str) -> type[Policy]:
     """
     _load_all()
     try:
-        return _REGISTRY[name]
+        return _REGISTRY[canonical_name(name, warn=True)]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise ValueError(f"unknown policy {name!r}; registered: {known}") from None

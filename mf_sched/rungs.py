@@ -91,7 +91,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import StateFormatError, decode, encode
-from mf_sched._validate_core import check_int, check_optional_int
+from mf_sched._validate import check_int, check_optional_int
 from mf_sched.confidence import subgaussian_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta

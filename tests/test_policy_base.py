@@ -104,7 +104,7 @@ def test_forwarding_constructor_shows_inherited_keywords_in_order():
 def test_check_int():
     assert check_int("n", np.int64(3), 1) == 3 and type(check_int("n", 3, 1)) is int
     assert check_int("n", None, 1, none_ok=True) is None
-    with pytest.raises(ValueError, match=r"n = 0 is out of range; accepted: 1\.\.5"):
+    with pytest.raises(ValueError, match=r"n = 0 is out of range; accepted: an integer in 1\.\.5"):
         check_int("n", 0, 1, 5)
     with pytest.raises(ValueError, match="n must be an integer, got True"):
         check_int("n", True, 0)

@@ -249,7 +249,7 @@ def test_bounded_noise_rejects_out_of_range_values():
 
 def test_constructor_validation_messages():
     lad = FidelityLadder([1.0, 2.0], [0.1, 0.0])
-    with pytest.raises(ValueError, match="n_arms = 0 is out of range; accepted: >= 1"):
+    with pytest.raises(ValueError, match="n_arms = 0 is out of range; accepted: an integer >= 1"):
         get_policy("se")(n_arms=0, ladder=lad)
     with pytest.raises(ValueError, match="delta = 1.5 is out of range; accepted: 0 < delta < 1"):
         get_policy("se")(n_arms=2, ladder=lad, delta=1.5)

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish, heartbeat_storage
+from mf_sched.integrations.optuna import MFPruner, MFSampler, finish, heartbeat_storage, train_to
 
 from examples.nas import nas_common as nc
 from mf_sched._progress import Progress
@@ -153,7 +153,7 @@ def run_mf(
 
         def objective(trial: optuna.Trial) -> float:
             params = suggest(trial)
-            target = budget(trial)  # the epochs MFSampler chose for this trial
+            target = train_to(trial)  # the epochs MFSampler chose for this trial
 
             def on_epoch(epoch: int, val: float) -> bool:
                 trial.report(val, epoch)

@@ -76,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_fraction, check_int
+from mf_sched._validate import check_fraction, check_int
 from mf_sched.curves.learning_curves import LearningCurves, RungValues, parse_fidelities
 from mf_sched.curves.race_calibration import RaceCalibration, calibrate_race
 from mf_sched.ladder import FidelityLadder

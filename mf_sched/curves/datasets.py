@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_int
+from mf_sched._validate import check_int
 from mf_sched.curves.learning_curves import LearningCurves, _open_text, _Spec, check_mode, read_csv_columns
 
 __all__ = [

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_fraction, check_int
+from mf_sched._validate import check_fraction, check_int
 from mf_sched.curves.learning_curves import LearningCurves, parse_fidelities
 from mf_sched.race import FORMS, RaceBias
 

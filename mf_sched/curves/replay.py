@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_int
+from mf_sched._validate import check_int
 from mf_sched.curves.calibration import Calibration, calibrate, estimate_sigma
 from mf_sched.curves.learning_curves import LearningCurves, parse_fidelities
 from mf_sched.ladder import FidelityLadder

@@ -133,7 +133,7 @@ class MFElimination(RoundPolicy):
             :func:`default_eps`.
     """
 
-    name = "mf-elimination"
+    name = "mf-mab-elimination"
     paper = "Wang, Wu, Chen, Lui 2023 (NeurIPS), Multi-Fidelity Multi-Armed Bandits Revisited, Algorithm 3"
     objective = "regret"
     summary = "Elimination: explore at fidelity M in phases, exploit the survivors at fidelity 1 (Wang's regret)"
@@ -149,7 +149,7 @@ class MFElimination(RoundPolicy):
     ) -> None:
         super().__init__(n_arms, ladder, **kwargs)
         if self.budget is None:
-            raise ValueError("mf-elimination needs the budget Λ (a finite number > 0): its phases depend on it")
+            raise ValueError("mf-mab-elimination needs the budget Λ (a finite number > 0): its phases depend on it")
         if isinstance(eps, str):
             value = default_eps(self.n_arms, self.budget, float(self._costs[-1]), eps)
         else:

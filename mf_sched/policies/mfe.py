@@ -50,7 +50,7 @@ class MFE(IISE):
         other arguments: as :class:`~mf_sched.policies.iise.IISE` (except ``thresholds``).
     """
 
-    name = "mfe"
+    name = "iise-max-exploit"
     paper = "Poiani, Metelli, Restelli 2022 (NeurIPS), §7 baseline MFE (IISE with α_m = c·ξ_m, authors' code)"
     summary = "IISE with near-zero thresholds: exploits every fidelity as long as possible (over-exploiting baseline)"
 

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched._validate_core import check_fraction, check_int
+from mf_sched._validate import check_fraction, check_int
 from mf_sched.confidence import bernoulli_kl, gaussian_kl, mfucb_gamma, psi
 from mf_sched.sim.alternative import alternative_means, answer_values
 

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._parallel import run_seeded, split_seed
-from mf_sched._validate_core import check_optional_int
+from mf_sched._validate import check_optional_int
 from mf_sched.policy import Policy, Recommendation
 from mf_sched.registry import build_policy, get_policy
 from mf_sched.sim.bounds import instance_lower_bound, instance_tight_lower_bound

@@ -16,10 +16,10 @@ optuna = pytest.importorskip("optuna", reason="the 'optuna' extra is not install
 from mf_sched.integrations.optuna import (  # noqa: E402
     MFPruner,
     MFSampler,
-    budget,
     candidate_set,
     curves_from_study,
     finish,
+    train_to,
 )
 from optuna.testing.pytest_samplers import BasicSamplerTestCase, SingleOnlySamplerTestCase  # noqa: E402
 from optuna.trial import TrialState  # noqa: E402
@@ -40,7 +40,7 @@ def objective(trial: optuna.Trial) -> float:
     lr = trial.suggest_categorical("lr", SPACE["lr"])
     q = quality(x, lr)
     acc = float("nan")
-    for e in range(1, budget(trial) + 1):
+    for e in range(1, train_to(trial) + 1):
         acc = q * (1 - 0.3 * math.exp(-e / 4))
         trial.report(acc, e)
         if trial.should_prune():
@@ -323,7 +323,7 @@ def test_mf_gp_ucb_for_continuous_spaces() -> None:
 
     def obj(trial: optuna.Trial) -> float:
         x = trial.suggest_float("x", 0.0, 1.0)
-        f = -((x - 0.7) ** 2) - (0.05 if budget(trial) == 1 else 0.0)
+        f = -((x - 0.7) ** 2) - (0.05 if train_to(trial) == 1 else 0.0)
         return finish(trial, f)
 
     kw = {"budget": 120, "init_capital": 20, "acq_maxfun": 100, "refit_every": 10}
@@ -346,3 +346,20 @@ def test_the_inferred_ladder_arguments_stay_readable():
     assert (p.max_resource, p.min_resource, p.reduction_factor) == (None, None, 3)
     with pytest.raises(AttributeError):
         s.max_resource = 9  # read-only: the ladder is resolved at construction
+
+
+def test_budget_is_the_deprecated_name_of_train_to():
+    from mf_sched.integrations.optuna import budget
+
+    sampler = MFSampler(max_resource=9)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+    seen = []
+
+    def objective(trial):
+        trial.suggest_float("x", 0, 1)
+        with pytest.warns(DeprecationWarning, match=r"budget\(trial\) is now called train_to\(trial\)"):
+            seen.append((budget(trial), train_to(trial)))
+        return finish(trial, 0.5)
+
+    study.optimize(objective, n_trials=3)
+    assert seen and all(a == b for a, b in seen)

@@ -12,7 +12,7 @@ import pytest
 
 optuna = pytest.importorskip("optuna", reason="the 'optuna' extra is not installed")
 
-from mf_sched.integrations.optuna import MFPruner, MFSampler, budget, finish  # noqa: E402
+from mf_sched.integrations.optuna import MFPruner, MFSampler, finish, train_to  # noqa: E402
 from optuna.testing.pytest_samplers import BasicSamplerTestCase  # noqa: E402
 from optuna.trial import TrialState  # noqa: E402
 
@@ -79,9 +79,7 @@ def test_seeded_race_prunes_the_clearly_worse() -> None:
 
 
 def test_pruner_alone_races_every_trial_against_the_best_completed_one() -> None:
-    study = optuna.create_study(
-        direction="maximize", sampler=optuna.samplers.RandomSampler(seed=3), pruner=MFPruner()
-    )
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=3), pruner=MFPruner())
     study.optimize(ordinary, n_trials=30)
     best_q = max(QUALITY.values())
     assert study.best_value == pytest.approx(curve(best_q, 27))
@@ -117,15 +115,15 @@ def test_losses_use_the_relative_prior_and_zero_based_steps() -> None:
 
 
 def resumable(trial: optuna.Trial) -> float:
-    """A resumable objective: trains *to* budget(trial) epochs from the configuration's checkpoint."""
+    """A resumable objective: trains *to* train_to(trial) epochs from the configuration's checkpoint."""
     name = trial.suggest_categorical("config", sorted(QUALITY))
     start = CHECKPOINTS.get(name, 0)
     acc = 0.0
-    for epoch in range(start + 1, budget(trial) + 1):
+    for epoch in range(start + 1, train_to(trial) + 1):
         acc = curve(QUALITY[name], epoch)
         TRAINED[name] += 1
         trial.report(acc, epoch)
-    CHECKPOINTS[name] = budget(trial)
+    CHECKPOINTS[name] = train_to(trial)
     return finish(trial, acc)
 
 
@@ -167,7 +165,9 @@ def test_answer_before_the_race_ends_uses_every_rung() -> None:
 def test_sampler_without_pruner_warns_and_still_works() -> None:
     sampler = MFSampler()
     study = optuna.create_study(direction="maximize", sampler=sampler, pruner=optuna.pruners.NopPruner())
-    with pytest.warns(UserWarning, match="without MFPruner: on an ordinary objective .no budget... nothing is stopped"):
+    with pytest.warns(
+        UserWarning, match="without MFPruner: on an ordinary objective .no train_to... nothing is stopped"
+    ):
         study.optimize(ordinary, n_trials=50)
     summary = [(t.number, t.params, t.state.name, dict(t.system_attrs)) for t in study.trials]
     assert len(study.trials) == len(QUALITY), summary
@@ -358,7 +358,7 @@ def test_forgetting_finish_in_a_resumable_objective_warns() -> None:
     def no_finish(trial: optuna.Trial) -> float:
         name = trial.suggest_categorical("config", sorted(QUALITY))
         acc = 0.0
-        for epoch in range(1, budget(trial) + 1):
+        for epoch in range(1, train_to(trial) + 1):
             acc = curve(QUALITY[name], epoch)
             trial.report(acc, epoch)
         return acc  # should be `return finish(trial, acc)`

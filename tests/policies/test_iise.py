@@ -72,18 +72,34 @@ def test_thresholds_and_deterministic_phase_lengths(file):
 
 def test_mfe_phase_lengths_are_the_authors_yahtzee_options():
     inst = _load("poiani2022-yahtzee.json")
-    assert policy_for("mfe", inst, delta=0.001, c=0.1).phase_lengths[:3] == [392735, 839238, 1818882]
-    assert policy_for("mfe", inst, delta=0.001, c=0.005).phase_lengths[:3] == [208015126, 440238518, 945418664]
-    p = policy_for("mfe", inst, delta=0.001, c=0.1)
+    assert policy_for("iise-max-exploit", inst, delta=0.001, c=0.1).phase_lengths[:3] == [392735, 839238, 1818882]
+    assert policy_for("iise-max-exploit", inst, delta=0.001, c=0.005).phase_lengths[:3] == [
+        208015126,
+        440238518,
+        945418664,
+    ]
+    p = policy_for("iise-max-exploit", inst, delta=0.001, c=0.1)
     assert p.thresholds[:-1] == pytest.approx(0.1 * np.asarray(inst.ladder.zeta[:-1]))
 
 
 # (file, MFE c, SE noise-free cost, % of SE and stop phase (1-based) for IISE / IISE-γ / MFE)
 # — our noise-free recomputation of Table 1
 NOISE_FREE = {
-    "poiani2022-synthetic-a.json": (0.1, 1.499e8, {"iise": (10.9, 3), "iise-gamma": (2.42, 2), "mfe": (202.5, 3)}),
-    "poiani2022-synthetic-b.json": (0.1, 2.721e8, {"iise": (26.3, 4), "iise-gamma": (6.13, 3), "mfe": (3206, 4)}),
-    "poiani2022-yahtzee.json": (0.005, 1.343e17, {"iise": (0.532, 5), "iise-gamma": (0.0080, 3), "mfe": (342.97, 4)}),
+    "poiani2022-synthetic-a.json": (
+        0.1,
+        1.499e8,
+        {"iise": (10.9, 3), "iise-gamma": (2.42, 2), "iise-max-exploit": (202.5, 3)},
+    ),
+    "poiani2022-synthetic-b.json": (
+        0.1,
+        2.721e8,
+        {"iise": (26.3, 4), "iise-gamma": (6.13, 3), "iise-max-exploit": (3206, 4)},
+    ),
+    "poiani2022-yahtzee.json": (
+        0.005,
+        1.343e17,
+        {"iise": (0.532, 5), "iise-gamma": (0.0080, 3), "iise-max-exploit": (342.97, 4)},
+    ),
 }
 
 
@@ -103,7 +119,7 @@ def test_noise_free_runs_reproduce_the_recomputation(file):
     se = run_policy(policy_for("se", inst, delta=0.001, seed=0), nf, workers=None, completion="batch", seed=0)
     assert se.cost == pytest.approx(se_cost, rel=1e-3) and se.correct
     for name, (pct, phase) in expect.items():
-        p = policy_for(name, inst, delta=0.001, seed=0, **({"c": c} if name == "mfe" else {}))
+        p = policy_for(name, inst, delta=0.001, seed=0, **({"c": c} if name == "iise-max-exploit" else {}))
         r = fast.run_iise_fast(p, nf, seed=0)
         assert r.correct and r.recommendation.certified
         assert 100 * r.cost / se.cost == pytest.approx(pct, rel=2e-3, abs=1e-4)
@@ -322,7 +338,7 @@ def test_fast_runner_has_the_distribution_of_the_round_by_round_run():
 def test_certified_skip_bound():
     """Bounded noise: a phase whose true gaps + 2a stay below 2ξ can never eliminate (bound exactly 0)."""
     inst = _load("poiani2022-yahtzee.json")
-    p = policy_for("mfe", inst, delta=0.001, c=0.005)
+    p = policy_for("iise-max-exploit", inst, delta=0.001, c=0.005)
     assert fast.phase_skip_bound(p, inst) == 0.0
     g = Instance(inst.means, inst.ladder, {"kind": "gaussian", "sigma": 0.2})
     assert 0 < fast.phase_skip_bound(p, g) < 1e-12  # σ = 0.2: a Gaussian tail, tiny but not 0
@@ -339,7 +355,7 @@ DELTA_INST = Instance(
 )
 
 
-@pytest.mark.parametrize("name", ["iise", "iise-gamma", "mfe"])
+@pytest.mark.parametrize("name", ["iise", "iise-gamma", "iise-max-exploit"])
 def test_delta_correct_on_a_small_instance(name):
     """Error rate ≤ δ + 3 binomial standard deviations (δ = 0.2, 200 runs); all answers certified."""
     assert DELTA_INST.check_assumptions().ok
@@ -380,7 +396,7 @@ def test_arguments_are_validated_with_clear_messages():
     with pytest.raises(ValueError, match=r"gamma\[-1\] = 0.1 must be 0"):
         get_policy("iise-gamma")(n_arms=2, ladder=lad, gamma=[0.3, 0.2, 0.1])
     with pytest.raises(ValueError, match="c = 0 is out of range; accepted: a finite number > 0"):
-        get_policy("mfe")(n_arms=2, ladder=lad, c=0)
+        get_policy("iise-max-exploit")(n_arms=2, ladder=lad, c=0)
     # an unbiased cheaper fidelity makes its phase the final one (α = 0), and +inf skips a fidelity
     p = iise(n_arms=2, ladder=FidelityLadder([1.0, 2.0, 4.0], [0.3, 0.0, 0.0]))
     assert p.thresholds[1] == 0 and p.phase_lengths[1] is None
@@ -394,7 +410,7 @@ def test_config_round_trip_rebuilds_equal_policies():
     for name, kw in [
         ("iise", {"epsilon": 0.1, "radius": "practical"}),
         ("iise-gamma", {"gamma": [0.1, 0.05, 0]}),
-        ("mfe", {"c": 0.2, "fidelities": "hull"}),
+        ("iise-max-exploit", {"c": 0.2, "fidelities": "hull"}),
     ]:
         p = get_policy(name)(n_arms=3, ladder=lad, delta=0.1, seed=2, **kw)
         q = type(p).from_config(p.config())

@@ -20,7 +20,7 @@ QUIET = Instance(MEANS, LADDER, {"kind": "gaussian", "sigma": 1e-9})
 
 def elim(budget: float, eps, **kw):
     # the policy assumes rewards in [0, 1] (the paper's Hoeffding constants); the simulator's noise is tiny
-    return get_policy("mf-elimination")(n_arms=6, ladder=LADDER, budget=budget, eps=eps, noise=Bounded(0, 1), **kw)
+    return get_policy("mf-mab-elimination")(n_arms=6, ladder=LADDER, budget=budget, eps=eps, noise=Bounded(0, 1), **kw)
 
 
 def test_phase_targets_by_hand():
@@ -61,7 +61,7 @@ def test_phases_pull_to_the_cumulative_targets_and_eliminate_with_margin_2_to_1_
 
 def test_exploitation_of_a_single_survivor_and_wang_regret_decomposition():
     inst = Instance([[0.5, 0.9], [0.5, 0.5], [0.5, 0.4]], FidelityLadder([1.0, 5.0], [0.4, 0.0]), {"kind": "bernoulli"})
-    p = policy_for("mf-elimination", inst, budget=20_000, seed=0)
+    p = policy_for("mf-mab-elimination", inst, budget=20_000, seed=0)
     r = run_policy(p, inst, workers=None, completion="batch", seed=0)
     assert p.active.tolist() == [0] and p.recommendation().arm == 0
     n = p.counts
@@ -98,7 +98,7 @@ def test_eps_defaults_and_validation():
     p = elim(L, 0.3)
     assert p.config()["eps"] == 0.3 and len(p.targets) == n_phases(0.3) == 3
     with pytest.raises(ValueError, match="needs the budget"):
-        get_policy("mf-elimination")(n_arms=2, ladder=LADDER)
+        get_policy("mf-mab-elimination")(n_arms=2, ladder=LADDER)
     for bad in (0.0, -1.0, math.inf, "other", True):
         with pytest.raises(ValueError, match="eps"):
             elim(L, bad)
@@ -116,7 +116,7 @@ def _pull_sequence(p) -> list[tuple[int, int]]:
 
 
 def _mfe(noise_width: float):
-    return get_policy("mf-elimination")(n_arms=6, ladder=LADDER, budget=5e3, eps=0.2, noise=Bounded(0, noise_width))
+    return get_policy("mf-mab-elimination")(n_arms=6, ladder=LADDER, budget=5e3, eps=0.2, noise=Bounded(0, noise_width))
 
 
 def test_a_phase_larger_than_the_budget_is_issued_only_as_far_as_the_budget_pays(monkeypatch):

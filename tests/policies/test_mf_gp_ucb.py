@@ -359,7 +359,7 @@ def test_history_replay_with_outside_points_rebuilds_the_state():
     q.replay(p.history)
     assert snapshot(q) == snapshot(p)
     bad = [e for e in p.history if e[0] != "point"]  # without the point, the adopted arm is not in the table
-    with pytest.raises(PolicyError, match=r"event 0: arm = 20 is out of range; accepted: 0..19"):
+    with pytest.raises(PolicyError, match=r"event 0: arm = 20 is out of range; accepted: an integer in 0..19"):
         small(seed=2).replay(bad)
 
 
@@ -405,7 +405,7 @@ def test_config_roundtrip_and_validation_messages():
         ({"gamma": [0.1, 0.2]}, "accepted: M − 1 = 1 thresholds"),
         ({"noise_var": "learn"}, "noise_var = 'learn'"),
         ({"zeta": "fixed"}, "zeta = 'fixed'"),
-        ({"n_arms": 5}, "n_arms = 5 is out of range; accepted: >= 20"),
+        ({"n_arms": 5}, "n_arms = 5 is out of range; accepted: an integer >= 20"),
         ({"init_capital": 0.5}, "init_capital = 0.5 is out of range"),
         ({"budget": 20.0}, "initial design costs 30 but budget = 20"),
     ]
