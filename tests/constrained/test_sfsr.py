@@ -97,10 +97,10 @@ def test_realised_pulls_follow_the_schedule_and_never_exceed_n():
         # an arm rejected in round k was pulled exactly n_k times; survivors n_{K-1}
         for k, a in enumerate(p.recommendation().details["eliminated"], start=1):
             if a < inst.K:
-                assert p._n[a] == n[k]
+                assert p.counts[a].sum() == n[k]
         for a in p.remaining:
             if a < inst.K:
-                assert p._n[a] == n[-1]
+                assert p.counts[a].sum() == n[-1]
         assert len(p.remaining) == inst.L + 1
 
 

@@ -129,9 +129,16 @@ def test_without_checkpoints_trials_are_never_paused() -> None:
 
 def test_async_scheduler_never_pauses() -> None:
     sched = AsyncIISEScheduler()
+    decide, actions = sched.on_trial_result, []
+
+    def recorded(*args):
+        actions.append(decide(*args))
+        return actions[-1]
+
+    sched.on_trial_result = recorded  # type: ignore[method-assign]
     trained, _, trials = run(sched, workers=3)
     assert all(t.status == Trial.TERMINATED for t in trials) and sched.best_config() == {"q": 0.9}
-    assert not sched._paused
+    assert actions and TrialScheduler.PAUSE not in actions
 
 
 def test_nan_trial_is_stopped_and_uncovered() -> None:
