@@ -988,7 +988,9 @@ def heartbeat_storage(
         ('RDBStorage', 30, 60)
     """
     if not isinstance(url, str) or "://" not in url:
-        raise ValueError(f"url = {url!r} is not a database URL; accepted: e.g. 'sqlite:///study.db', 'postgresql://...'")
+        raise ValueError(
+            f"url = {url!r} is not a database URL; accepted: e.g. 'sqlite:///study.db', 'postgresql://...'"
+        )
     check_count("heartbeat_interval", heartbeat_interval, 1, unit="seconds")
     check_count("grace_period", grace_period, 1, allow_none=True, unit="seconds")
     check_count("max_retry", max_retry, 0, allow_none=True)
