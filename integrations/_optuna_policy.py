@@ -27,7 +27,7 @@ import optuna
 from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState
 
-from mf_sched.policy import Policy, Pull, Recommendation
+from mf_sched.policy import Policy, Recommendation
 
 from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
 from ._optuna_space import point_of, same_distribution, to_python
@@ -40,7 +40,7 @@ __all__ = ["GP_POLICIES", "policy_result", "arms_for", "replay_policy", "decide_
 GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
 """The continuous-space (Gaussian-process) policies: MFSampler uses :class:`_ContinuousGP` for them."""
 
-Decision = tuple[int | None, int, set[int], bool]  # (arm, fidelity, trials seen running, replica)
+Placement = tuple[int | None, int, bool]  # (arm, fidelity, replica)
 
 
 def policy_result(t: FrozenTrial) -> float | None:
@@ -89,16 +89,9 @@ class _Arms(abc.ABC):
         """Replay trial ``t`` into ``policy`` (a RUNNING trial's pull goes into ``running``)."""
 
     @abc.abstractmethod
-    def place(
-        self,
-        study: optuna.Study,
-        trial: FrozenTrial,
-        policy: Policy,
-        pull: Pull | None,
-        running: dict[int, Any],
-        seen: set[int],
-    ) -> Decision:
-        """The new ``trial``'s decision given the policy's next ``pull`` (None: the policy has none)."""
+    def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
+        """``(arm, fidelity, replica)`` of the new ``trial`` from the policy's next pull (``policy.ask()``), given the
+        outstanding pull of each RUNNING trial."""
 
     @abc.abstractmethod
     def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
@@ -181,27 +174,20 @@ class _FiniteArms(_Arms):
             if v is not None:
                 policy.tell(policy.adopt(arm, fid), sign * v)
 
-    def place(
-        self,
-        study: optuna.Study,
-        trial: FrozenTrial,
-        policy: Policy,
-        pull: Pull | None,
-        running: dict[int, Any],
-        seen: set[int],
-    ) -> Decision:
+    def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
+        pull = policy.ask()
         if pull is not None:
-            return pull.arm, pull.fidelity, seen, False
+            return pull.arm, pull.fidelity, False
         if not policy.done and running:  # a barrier: replicate a running pull
             rng = np.random.default_rng(trial.number)
             p = list(running.values())[int(rng.integers(len(running)))]
-            return p.arm, p.fidelity, seen, True
+            return p.arm, p.fidelity, True
         rec = policy.recommendation()
         top = self.sampler.ladder.top
         if rec.arm is not None and policy.counts[rec.arm, top] == 0:
             if not any(p.arm == rec.arm and p.fidelity == top for p in running.values()):
-                return rec.arm, top, seen, False
-        return None, top, seen, False  # done: the fallback explores at the top fidelity
+                return rec.arm, top, False
+        return None, top, False  # done: the fallback explores at the top fidelity
 
     def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
         return None if rec.arm is None else dict(self.sampler._candidates[rec.arm])
@@ -283,19 +269,12 @@ class _ContinuousGP(_Arms):
         else:
             policy.tell(pull, sign * v)
 
-    def place(
-        self,
-        study: optuna.Study,
-        trial: FrozenTrial,
-        policy: Policy,
-        pull: Pull | None,
-        running: dict[int, Any],
-        seen: set[int],
-    ) -> Decision:
+    def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
+        pull = policy.ask()
         if pull is not None:
             study._storage.set_trial_system_attr(trial._trial_id, PARAMS, point_of(policy, pull))
-            return None, pull.fidelity, seen, False
-        return None, self.sampler.ladder.top, seen, False
+            return None, pull.fidelity, False
+        return None, self.sampler.ladder.top, False
 
     def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
         return rec.details.get("params")
@@ -335,11 +314,14 @@ def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, 
     return policy, list(trials), running
 
 
-def decide_with_policy(self: MFSampler, study: optuna.Study, trial: FrozenTrial) -> Decision:
+def decide_with_policy(
+    self: MFSampler, study: optuna.Study, trial: FrozenTrial
+) -> tuple[int | None, int, set[int], bool]:
     """The (arm, fidelity) of a new trial: the policy's next pull; a replica of a running pull at a barrier
     (last flag True); the recommended arm at the top once (when done); then None (the fallback explores)."""
     policy, _, running = replay_policy(self, study)
     seen = set(running)
     if policy is None:  # the search space is not known yet: a cheap discovery trial
         return None, 0, seen, False
-    return self._arms.place(study, trial, policy, policy.ask(), running, seen)
+    arm, fid, replica = self._arms.place(study, trial, policy, running)
+    return arm, fid, seen, replica
