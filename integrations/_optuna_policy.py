@@ -1,4 +1,10 @@
-"""MFSampler with a registered ask/tell policy other than ``race`` (IISE, SH, Hyperband, MF-GRAD, MF-GP-UCB ...).
+"""MFSampler's two kinds of search: finite arms (``race`` and the finite-armed policies) or a continuous space
+(MF-GP-UCB), and MFSampler with a registered ask/tell policy other than ``race`` (IISE, SH, Hyperband, MF-GRAD,
+MF-GP-UCB ...).
+
+:class:`MFSampler` picks one strategy in its constructor — :class:`_FiniteArms` or :class:`_ContinuousGP`, both
+:class:`_Arms` — and calls it wherever the two kinds differ: checking the policy, learning the search space,
+building and replaying the policy, placing a new trial, the recommended parameters and sampling a parameter.
 
 The policy is rebuilt from the study's storage at every decision: every trial is replayed in ``number`` order
 into a fresh policy (COMPLETE/PRUNED trials adopted and told their value at their fidelity, RUNNING ones
@@ -10,22 +16,31 @@ re-asks the policy and matches each trial to its proposal, adopting points place
 
 from __future__ import annotations
 
+import abc
 import math
-from typing import TYPE_CHECKING, Any
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import optuna
+from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState
 
-from mf_sched.policy import Policy
+from mf_sched.policy import Policy, Recommendation
 
 from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
-from ._optuna_space import point_of
+from ._optuna_space import point_of, same_distribution, to_python
 
 if TYPE_CHECKING:  # pragma: no cover
     from .optuna import MFSampler
 
-__all__ = ["policy_result", "new_policy", "replay_policy", "decide_with_policy"]
+__all__ = ["GP_POLICIES", "policy_result", "arms_for", "replay_policy", "decide_with_policy"]
+
+GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
+"""The continuous-space (Gaussian-process) policies: MFSampler uses :class:`_ContinuousGP` for them."""
+
+Placement = tuple[int | None, int, bool]  # (arm, fidelity, replica)
 
 
 def policy_result(t: FrozenTrial) -> float | None:
@@ -41,71 +56,116 @@ def policy_result(t: FrozenTrial) -> float | None:
     return float(v)
 
 
-def new_policy(self: MFSampler, n_arms: int) -> Policy:
-    """A fresh policy for ``n_arms`` candidates (MF-GP-UCB: over the search space)."""
-    from mf_sched.registry import build_policy, get_policy
+class _Arms(abc.ABC):
+    """What MFSampler does differently for finite arms and for a continuous space (the strategy interface).
 
-    if self._gp:
-        from mf_sched.policies.mf_gp_ucb import MFGPUCB  # needs the gp extra (scikit-learn)
+    The search state (``_space``, ``_candidates``, ``_dynamic``) stays on the sampler, which the race shares."""
 
-        from ._optuna_space import to_space
+    continuous: ClassVar[bool]
 
-        cls = get_policy(self.policy_name)
-        assert issubclass(cls, MFGPUCB)
-        return cls(
-            to_space(self._space),
-            self.ladder,
-            noise={"kind": "subgaussian", "sigma": self._policy_sigma},
-            seed=0 if self.seed is None else self.seed,
-            **self.policy_kwargs,
-        )
-    problem = {
-        "n_arms": n_arms,
-        "ladder": self.ladder,
-        "delta": self.delta,
-        "noise": {"kind": "subgaussian", "sigma": self._policy_sigma},
-        "seed": 0 if self.seed is None else self.seed,
-    }
-    return build_policy(self.policy_name, problem, **self.policy_kwargs)
+    def __init__(self, sampler: MFSampler) -> None:
+        self.sampler = sampler
+
+    @abc.abstractmethod
+    def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
+        """Refuse a registered policy (other than ``race``) this kind of search cannot drive."""
+
+    def use_given_space(self) -> None:
+        """Constructor step once ``search_space=`` is set (finite arms: its candidates)."""
+
+    def probe(self) -> None:
+        """Constructor's last step: build a throw-away policy so that bad ``policy_kwargs`` fail early."""
+
+    @abc.abstractmethod
+    def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
+        """Learn the search space from ``trials`` if not known yet; whether it is known."""
+
+    @abc.abstractmethod
+    def new_policy(self) -> Policy:
+        """A fresh policy over the known search space."""
+
+    @abc.abstractmethod
+    def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
+        """Replay trial ``t`` into ``policy`` (a RUNNING trial's pull goes into ``running``)."""
+
+    @abc.abstractmethod
+    def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
+        """``(arm, fidelity, replica)`` of the new ``trial`` from the policy's next pull (``policy.ask()``), given the
+        outstanding pull of each RUNNING trial."""
+
+    @abc.abstractmethod
+    def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
+        """The parameters of the policy's recommendation."""
+
+    @abc.abstractmethod
+    def sample_independent(
+        self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
+        """The value of ``param_name`` for ``trial`` (MFSampler.sample_independent)."""
+
+    def _noise(self) -> dict[str, Any]:
+        return {"kind": "subgaussian", "sigma": self.sampler._policy_sigma}
+
+    def _seed(self) -> int:
+        return 0 if self.sampler.seed is None else self.sampler.seed
 
 
-def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, list[FrozenTrial], dict[int, Any]]:
-    """Rebuild the policy from the study's storage (see the module docstring). Returns the policy (None
-    while the search space is unknown), the trials, and the outstanding pull of each RUNNING trial."""
-    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-    if not self._ensure_space(trials):
-        return None, list(trials), {}
-    policy = new_policy(self, 0 if self._gp else len(self._candidates))
-    sign = self._sign(study)
-    running: dict[int, Any] = {}
-    for t in sorted(trials, key=lambda x: x.number):
+class _FiniteArms(_Arms):
+    """Arms are a fixed candidate set of the search space (``race`` and the finite-armed best-arm policies)."""
+
+    continuous = False
+
+    def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
+        if not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget"):
+            raise ValueError(
+                f"policy = {policy!r} is not a finite-armed best-arm policy; accepted: 'race', 'iise-rungs', "
+                "'iise', 'iise-gamma', 'se', 'sh', 'hyperband', 'mf-grad', or 'mf-gp-ucb' / 'gp-ucb'"
+            )
+
+    def use_given_space(self) -> None:
+        s = self.sampler
+        if s._space is not None:
+            s._set_candidates(s._space)
+
+    def probe(self) -> None:
+        s = self.sampler
+        if not s.race:
+            s._probe = self._build(2)
+
+    def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
+        s = self.sampler
+        if s._candidates is not None:
+            return True
+        for t in trials:
+            if t.distributions:
+                s._set_candidates(t.distributions)
+                return True
+        return False
+
+    def _build(self, n_arms: int) -> Policy:
+        from mf_sched.registry import build_policy
+
+        s = self.sampler
+        problem = {
+            "n_arms": n_arms,
+            "ladder": s.ladder,
+            "delta": s.delta,
+            "noise": self._noise(),
+            "seed": self._seed(),
+        }
+        return build_policy(s.policy_name, problem, **s.policy_kwargs)
+
+    def new_policy(self) -> Policy:
+        return self._build(len(self.sampler._candidates))
+
+    def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
         attrs = t.system_attrs
-        if self._gp:
-            fid, params = attrs.get(FIDELITY), attrs.get(PARAMS) or t.params
-            if fid is None or not params or set(params) != set(self._space):
-                continue
-            v = policy_result(t) if t.state in (TrialState.COMPLETE, TrialState.PRUNED) else None
-            if t.state != TrialState.RUNNING and v is None:
-                continue  # failed: its pull is given back (never re-told)
-            # the policy's own sequence: re-ask; the trial's point is the policy's next proposal unless
-            # another process or the user placed it (then it is adopted)
-            pull = policy.ask() if PARAMS in attrs else None
-            if pull is not None and (pull.fidelity != int(fid) or point_of(policy, pull) != params):
-                policy.give_back(pull)
-                pull = None
-            if pull is None:
-                pull = policy.adopt_point(params, int(fid))
-            if t.state == TrialState.RUNNING:
-                running[t.number] = pull
-            else:
-                policy.tell(pull, sign * v)
-            continue
         arm, fid = attrs.get(ARM), attrs.get(FIDELITY)
         if arm is None and t.state in (TrialState.COMPLETE, TrialState.PRUNED) and t.params:
-            arm = self._arm_of_params(t.params)
-            fid = self.ladder.top if fid is None else fid
+            arm = self.sampler._arm_of_params(t.params)
+            fid = self.sampler.ladder.top if fid is None else fid
         if arm is None or fid is None or not 0 <= int(arm) < policy.n_arms:
-            continue
+            return
         arm, fid = int(arm), int(fid)
         if t.state == TrialState.RUNNING:
             running[t.number] = policy.adopt(arm, fid)
@@ -113,6 +173,144 @@ def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, 
             v = policy_result(t)
             if v is not None:
                 policy.tell(policy.adopt(arm, fid), sign * v)
+
+    def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
+        pull = policy.ask()
+        if pull is not None:
+            return pull.arm, pull.fidelity, False
+        if not policy.done and running:  # a barrier: replicate a running pull
+            rng = np.random.default_rng(trial.number)
+            p = list(running.values())[int(rng.integers(len(running)))]
+            return p.arm, p.fidelity, True
+        rec = policy.recommendation()
+        top = self.sampler.ladder.top
+        if rec.arm is not None and policy.counts[rec.arm, top] == 0:
+            if not any(p.arm == rec.arm and p.fidelity == top for p in running.values()):
+                return rec.arm, top, False
+        return None, top, False  # done: the fallback explores at the top fidelity
+
+    def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
+        return None if rec.arm is None else dict(self.sampler._candidates[rec.arm])
+
+    def sample_independent(
+        self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
+        s = self.sampler
+        arm = trial.system_attrs.get(ARM)
+        if arm is None or s._candidates is None or s._dynamic:
+            return s._fallback.sample_independent(study, trial, param_name, param_distribution)
+        params = s._candidates[int(arm)]
+        if param_name not in params or not same_distribution(s._space.get(param_name), param_distribution):
+            msg = (
+                f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
+                f"MFSampler's search space {sorted(s._space)}: arm-based policies need a fixed search space "
+                "(no conditional or changing parameters)"
+            )
+            if s._explicit_space:
+                raise ValueError(msg + "; pass search_space= covering every parameter, or use another sampler")
+            fb = type(s._fallback).__name__
+            # stacklevel 3: the caller of MFSampler.sample_independent
+            warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=3)
+            s._dynamic = True
+            return s._fallback.sample_independent(study, trial, param_name, param_distribution)
+        return to_python(params[param_name])
+
+
+class _ContinuousGP(_Arms):
+    """The policy searches the whole (continuous) space itself: MF-GP-UCB / GP-UCB propose each trial's
+    parameters, stored in ``mf:params``."""
+
+    continuous = True
+
+    def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
+        if not (policy_kwargs or {}).get("budget"):
+            raise ValueError(
+                f"policy = {policy!r} needs policy_kwargs={{'budget': Λ}}: its capital, in the ladder's cost units"
+            )
+
+    def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
+        s = self.sampler
+        if s._space is None:
+            for t in trials:
+                if t.distributions:
+                    s._space = dict(t.distributions)
+                    break
+        return s._space is not None
+
+    def new_policy(self) -> Policy:
+        from mf_sched.policies.mf_gp_ucb import MFGPUCB  # needs the gp extra (scikit-learn)
+        from mf_sched.registry import get_policy
+
+        from ._optuna_space import to_space
+
+        s = self.sampler
+        cls = get_policy(s.policy_name)
+        assert issubclass(cls, MFGPUCB)
+        return cls(to_space(s._space), s.ladder, noise=self._noise(), seed=self._seed(), **s.policy_kwargs)
+
+    def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
+        attrs = t.system_attrs
+        fid, params = attrs.get(FIDELITY), attrs.get(PARAMS) or t.params
+        if fid is None or not params or set(params) != set(self.sampler._space):
+            return
+        v = policy_result(t) if t.state in (TrialState.COMPLETE, TrialState.PRUNED) else None
+        if t.state != TrialState.RUNNING and v is None:
+            return  # failed: its pull is given back (never re-told)
+        # the policy's own sequence: re-ask; the trial's point is the policy's next proposal unless
+        # another process or the user placed it (then it is adopted)
+        pull = policy.ask() if PARAMS in attrs else None
+        if pull is not None and (pull.fidelity != int(fid) or point_of(policy, pull) != params):
+            policy.give_back(pull)
+            pull = None
+        if pull is None:
+            pull = policy.adopt_point(params, int(fid))
+        if t.state == TrialState.RUNNING:
+            running[t.number] = pull
+        else:
+            policy.tell(pull, sign * v)
+
+    def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
+        pull = policy.ask()
+        if pull is not None:
+            study._storage.set_trial_system_attr(trial._trial_id, PARAMS, point_of(policy, pull))
+            return None, pull.fidelity, False
+        return None, self.sampler.ladder.top, False
+
+    def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
+        return rec.details.get("params")
+
+    def sample_independent(
+        self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
+        s = self.sampler
+        gp_params = trial.system_attrs.get(PARAMS)
+        if gp_params is None or s._dynamic:
+            # no proposal (a discovery trial, or nothing left to propose): the fallback samples it
+            return s._fallback.sample_independent(study, trial, param_name, param_distribution)
+        if param_name in gp_params and s._space.get(param_name) == param_distribution:
+            return gp_params[param_name]
+        raise ValueError(
+            f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
+            f"MFSampler's search space {sorted(s._space)} (MF-GP-UCB needs a fixed search space)"
+        )
+
+
+def arms_for(sampler: MFSampler, policy: str) -> _Arms:
+    """The strategy for ``policy``: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
+    return (_ContinuousGP if policy in GP_POLICIES else _FiniteArms)(sampler)
+
+
+def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, list[FrozenTrial], dict[int, Any]]:
+    """Rebuild the policy from the study's storage (see the module docstring). Returns the policy (None
+    while the search space is unknown), the trials, and the outstanding pull of each RUNNING trial."""
+    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+    if not self._arms.ensure_space(trials):
+        return None, list(trials), {}
+    policy = self._arms.new_policy()
+    sign = self._sign(study)
+    running: dict[int, Any] = {}
+    for t in sorted(trials, key=lambda x: x.number):
+        self._arms.replay(policy, t, sign, running)
     return policy, list(trials), running
 
 
@@ -121,25 +319,9 @@ def decide_with_policy(
 ) -> tuple[int | None, int, set[int], bool]:
     """The (arm, fidelity) of a new trial: the policy's next pull; a replica of a running pull at a barrier
     (last flag True); the recommended arm at the top once (when done); then None (the fallback explores)."""
-    policy, trials, running = replay_policy(self, study)
+    policy, _, running = replay_policy(self, study)
     seen = set(running)
     if policy is None:  # the search space is not known yet: a cheap discovery trial
         return None, 0, seen, False
-    pull = policy.ask()
-    if pull is not None and self._gp:
-        study._storage.set_trial_system_attr(trial._trial_id, PARAMS, point_of(policy, pull))
-        return None, pull.fidelity, seen, False
-    if pull is not None:
-        return pull.arm, pull.fidelity, seen, False
-    if self._gp:
-        return None, self.ladder.top, seen, False
-    if not policy.done and running:  # a barrier: replicate a running pull
-        rng = np.random.default_rng(trial.number)
-        p = list(running.values())[int(rng.integers(len(running)))]
-        return p.arm, p.fidelity, seen, True
-    rec = policy.recommendation()
-    top = self.ladder.top
-    if rec.arm is not None and policy.counts[rec.arm, top] == 0:
-        if not any(p.arm == rec.arm and p.fidelity == top for p in running.values()):
-            return rec.arm, top, seen, False
-    return None, top, seen, False  # done: the fallback explores at the top fidelity
+    arm, fid, replica = self._arms.place(study, trial, policy, running)
+    return arm, fid, seen, replica

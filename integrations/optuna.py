@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from optuna.distributions import BaseDistribution, CategoricalDistribution
+from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -77,11 +77,10 @@ from mf_sched.registry import get_policy
 from mf_sched.rungs import RULES, RUNNING, RungEliminator
 
 from ._common import RungArgs, check_count, default_sigma, resolve_rungs
-from ._optuna_policy import decide_with_policy, new_policy, replay_policy
+from ._optuna_policy import arms_for, decide_with_policy, replay_policy
 from ._optuna_race import (
     ARM,
     FIDELITY,
-    PARAMS,
     PRUNED_RUNG,
     REPLICA,
     RESULT,
@@ -93,7 +92,7 @@ from ._optuna_race import (
     race_view,
     trial_rung_values,
 )
-from ._optuna_space import as_distributions, candidate_set, params_key, to_python
+from ._optuna_space import as_distributions, candidate_set, params_key
 
 __all__ = [
     "MFSampler",
@@ -108,7 +107,6 @@ __all__ = [
     "heartbeat_storage",
 ]
 
-_GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
 _SURPLUS_BACKOFF_S = 0.05  # the pause after a second surplus trial in a row; it doubles with each further one
 _SURPLUS_BACKOFF_MAX_S = 2.0
 
@@ -190,13 +188,6 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
             trial.report(v, step)
         raise optuna.TrialPruned(f"fidelity {m} of {lad.top}: recorded for the policy, not a final result")
     return v
-
-
-def _same_distribution(a: BaseDistribution | None, b: BaseDistribution) -> bool:
-    """``a == b``, with a C-speed first try for categoricals (Optuna compares choices one by one in Python)."""
-    if isinstance(a, CategoricalDistribution) and isinstance(b, CategoricalDistribution) and a.choices == b.choices:
-        return True
-    return a == b
 
 
 def _study_key(study: optuna.Study) -> tuple[int, int]:
@@ -360,17 +351,9 @@ class MFSampler(_StudyCaches, BaseSampler):
             zeta_needed_by=None if self.race else f"policy = {policy!r}",
         )  # fmt: skip
         self.ladder, self.sigma = self._rungs.ladder, self._rungs.sigma
-        self._gp = policy in _GP_POLICIES
+        self._arms = arms_for(self, policy)  # finite arms or a continuous space: chosen once, here
         if not self.race:
-            if self._gp and not (policy_kwargs or {}).get("budget"):
-                raise ValueError(
-                    f"policy = {policy!r} needs policy_kwargs={{'budget': Λ}}: its capital, in the ladder's cost units"
-                )
-            if not self._gp and (not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget")):
-                raise ValueError(
-                    f"policy = {policy!r} is not a finite-armed best-arm policy; accepted: 'race', 'iise-rungs', "
-                    "'iise', 'iise-gamma', 'se', 'sh', 'hyperband', 'mf-grad', or 'mf-gp-ucb' / 'gp-ucb'"
-                )
+            self._arms.check_policy(policy, cls, policy_kwargs)
         self.policy_kwargs = dict(policy_kwargs or {})
         self.delta = check_delta(delta)
         self._policy_sigma = 0.05 if self.sigma is None else float(np.max(self.sigma))
@@ -397,22 +380,20 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._dynamic = False  # an inferred space turned out conditional/dynamic: the fallback takes over
         self._candidates: list[dict[str, Any]] | None = None
         self._index: dict[Any, int] = {}
-        if self._space is not None and not self._gp:
-            self._set_candidates(self._space)
+        self._arms.use_given_space()
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
         self._lock = threading.RLock()
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
         self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
-        if not self.race and not self._gp:  # a policy probe: fails early on bad policy_kwargs
-            self._probe = new_policy(self, 2)
+        self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
 
     @property
     def continuous(self) -> bool:
         """Whether the policy is a continuous-space GP policy (``"mf-gp-ucb"``, ...; it proposes parameters
         itself) rather than a finite-armed policy over :attr:`candidates`."""
-        return self._gp
+        return self._arms.continuous
 
     @property
     def dynamic_space(self) -> bool:
@@ -432,22 +413,6 @@ class MFSampler(_StudyCaches, BaseSampler):
             self._space, max_grid=self.max_grid, n_candidates=self.n_candidates, seed=self.candidate_seed
         )
         self._index = {params_key(c): i for i, c in enumerate(self._candidates)}
-
-    def _ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
-        if self._gp:
-            if self._space is None:
-                for t in trials:
-                    if t.distributions:
-                        self._space = dict(t.distributions)
-                        break
-            return self._space is not None
-        if self._candidates is not None:
-            return True
-        for t in trials:
-            if t.distributions:
-                self._set_candidates(t.distributions)
-                return True
-        return False
 
     def _arm_of_params(self, params: Mapping[str, Any]) -> int | None:
         if self._candidates is None or not params:
@@ -469,7 +434,7 @@ class MFSampler(_StudyCaches, BaseSampler):
     # ------------------------------------------------------------------ the race
     def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
-        if not self._ensure_space(trials) or self._candidates is None:
+        if not self._arms.ensure_space(trials) or self._candidates is None:
             return None
         lad, off = self.study_ladder(study, trials)
         if lad is None:
@@ -509,7 +474,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None, -1, set(), "done"
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
-        if not self._ensure_space(trials) or self._candidates is None:
+        if not self._arms.ensure_space(trials) or self._candidates is None:
             lad, _ = self.study_ladder(study, trials)
             return None, -1 if lad is None else lad.top, seen, "discovery"
         view = self._view(study, trials, exclude=trial.number)
@@ -655,9 +620,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             return MFRecommendation(None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False,
                                     len(trials))  # fmt: skip
         rec = policy.recommendation()
-        params = (
-            rec.details.get("params") if self._gp else (None if rec.arm is None else dict(self._candidates[rec.arm]))
-        )
+        params = self._arms.recommended_params(rec)
         n_cand = len(self._candidates) if self._candidates is not None else 0
         return MFRecommendation(
             params=params,
@@ -715,7 +678,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                 return
         if "fixed_params" in attrs:  # an enqueued trial: its own parameters, at the top fidelity
             with self._lock:
-                self._ensure_space(study._storage.get_all_trials(study._study_id, deepcopy=False))
+                self._arms.ensure_space(study._storage.get_all_trials(study._study_id, deepcopy=False))
                 arm = self._arm_of_params(attrs["fixed_params"])
             self._set(study, trial, arm, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
             return
@@ -778,31 +741,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
         self._raise_error_if_multi_objective(study)
-        gp_params = trial.system_attrs.get(PARAMS) if self._gp else None
-        if gp_params is not None and not self._dynamic:
-            if param_name in gp_params and self._space.get(param_name) == param_distribution:
-                return gp_params[param_name]
-            raise ValueError(
-                f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
-                f"MFSampler's search space {sorted(self._space)} (MF-GP-UCB needs a fixed search space)"
-            )
-        arm = trial.system_attrs.get(ARM)
-        if arm is None or self._candidates is None or self._dynamic:
-            return self._fallback.sample_independent(study, trial, param_name, param_distribution)
-        params = self._candidates[int(arm)]
-        if param_name not in params or not _same_distribution(self._space.get(param_name), param_distribution):
-            msg = (
-                f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
-                f"MFSampler's search space {sorted(self._space)}: arm-based policies need a fixed search space "
-                "(no conditional or changing parameters)"
-            )
-            if self._explicit_space:
-                raise ValueError(msg + "; pass search_space= covering every parameter, or use another sampler")
-            fb = type(self._fallback).__name__
-            warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=2)
-            self._dynamic = True
-            return self._fallback.sample_independent(study, trial, param_name, param_distribution)
-        return to_python(params[param_name])
+        return self._arms.sample_independent(study, trial, param_name, param_distribution)
 
     def after_trial(
         self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
@@ -988,7 +927,9 @@ def heartbeat_storage(
         ('RDBStorage', 30, 60)
     """
     if not isinstance(url, str) or "://" not in url:
-        raise ValueError(f"url = {url!r} is not a database URL; accepted: e.g. 'sqlite:///study.db', 'postgresql://...'")
+        raise ValueError(
+            f"url = {url!r} is not a database URL; accepted: e.g. 'sqlite:///study.db', 'postgresql://...'"
+        )
     check_count("heartbeat_interval", heartbeat_interval, 1, unit="seconds")
     check_count("grace_period", grace_period, 1, allow_none=True, unit="seconds")
     check_count("max_retry", max_retry, 0, allow_none=True)

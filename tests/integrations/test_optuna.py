@@ -363,3 +363,12 @@ def test_budget_is_the_deprecated_name_of_train_to():
 
     study.optimize(objective, n_trials=3)
     assert seen and all(a == b for a, b in seen)
+
+
+def test_continuous_says_which_kind_of_search_the_sampler_runs() -> None:
+    ladder = FidelityLadder(costs=[1, 10], zeta=[0.1, 0.0], resources=[1, 10])
+    assert not MFSampler().continuous and not MFSampler(ladder, policy="sh").continuous
+    for policy in ("mf-gp-ucb", "gp-ucb"):
+        assert MFSampler(ladder, policy=policy, policy_kwargs={"budget": 50}).continuous
+    with pytest.raises(ValueError, match="'mf-ucb' is not a finite-armed best-arm policy"):
+        MFSampler(ladder, policy="mf-ucb")
