@@ -331,8 +331,11 @@ def race_view(
         elif st == TrialState.RUNNING:
             if t.number == exclude:
                 states.append(3)
-            elif stale_after is not None and now is not None and t.datetime_start is not None and (
-                (now - t.datetime_start).total_seconds() > stale_after
+            elif (
+                stale_after is not None
+                and now is not None
+                and t.datetime_start is not None
+                and ((now - t.datetime_start).total_seconds() > stale_after)
             ):
                 states.append(2)
                 view.stale.append(t.number)

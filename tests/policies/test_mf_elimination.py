@@ -106,7 +106,6 @@ def test_eps_defaults_and_validation():
         elim(100.0, "appendix")
 
 
-
 def _pull_sequence(p) -> list[tuple[int, int]]:
     out = []
     while (pull := p.ask()) is not None:
