@@ -57,6 +57,12 @@ Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
 9. The acquisition budget is the code's ``⌈7·min(5, d)²·√min(t, 1000)⌉`` DIRECT evaluations
    (``locally_biased=False``, ``eps = 10⁻⁴``), then the polish (``polish=False`` turns it off).
 
+**The rules as functions.** The decision rules are pure functions the policy calls, for use and checks on
+their own: :func:`fidelity_rule` (``m_t`` from the widths ``β_t^{1/2}σ^(m)(x_t)`` and ``γ``),
+:func:`gamma_update` and :func:`zeta_update` (the adaptations of items 3 and 4). The policy's current values
+are :attr:`MFGPUCB.gamma_current` and :attr:`MFGPUCB.zeta_current`; its output normalisation
+:attr:`MFGPUCB.prior_mean` and :attr:`MFGPUCB.y_scale`.
+
 **Search space and arms.** The policy owns a table of points (encoded in ``[0, 1]^D``, see
 :mod:`mf_sched.continuous.space`); ``Pull.arm`` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
 categoricals). ``n_arms`` caps the number of distinct points (default: what the budget can pay for at
