@@ -57,6 +57,12 @@ Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
 9. The acquisition budget is the code's ``⌈7·min(5, d)²·√min(t, 1000)⌉`` DIRECT evaluations
    (``locally_biased=False``, ``eps = 10⁻⁴``), then the polish (``polish=False`` turns it off).
 
+**The rules as functions.** The decision rules are pure functions the policy calls, for use and checks on
+their own: :func:`fidelity_rule` (``m_t`` from the widths ``β_t^{1/2}σ^(m)(x_t)`` and ``γ``),
+:func:`gamma_update` and :func:`zeta_update` (the adaptations of items 3 and 4). The policy's current values
+are :attr:`MFGPUCB.gamma_current` and :attr:`MFGPUCB.zeta_current`; its output normalisation
+:attr:`MFGPUCB.prior_mean` and :attr:`MFGPUCB.y_scale`.
+
 **Search space and arms.** The policy owns a table of points (encoded in ``[0, 1]^D``, see
 :mod:`mf_sched.continuous.space`); ``Pull.arm`` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
 categoricals). ``n_arms`` caps the number of distinct points (default: what the budget can pay for at
@@ -115,7 +121,7 @@ from mf_sched.noise import NoiseModel, SubGaussian
 from mf_sched.policy import Policy, PolicyError, Pull, Recommendation
 from mf_sched.registry import register
 
-__all__ = ["MFGPUCB", "ROLE_NAMES"]
+__all__ = ["MFGPUCB", "ROLE_NAMES", "fidelity_rule", "gamma_update", "zeta_update"]
 
 ROLE_INIT, ROLE_MAIN, ROLE_CHECK, ROLE_EXTRA = 0, 1, 2, 3
 #: names of the observation roles in :meth:`MFGPUCB.observations`
@@ -134,6 +140,126 @@ def _positive(name: str, v: Any, low: float = 0.0, strict: bool = True) -> float
     if not (f > low if strict else f >= low):
         raise ValueError(f"{name} = {v} is out of range; accepted: a finite number {'>' if strict else '>='} {low}")
     return f
+
+
+def fidelity_rule(widths: Sequence[float] | np.ndarray, gamma: Sequence[float] | np.ndarray) -> int:
+    """The fidelity ``m_t`` to query at ``x_t`` (Kandasamy et al. 2016, Algorithm 1 step 2; Fig. 6 caption):
+    the first ``m < M`` whose confidence width ``β_t^{1/2} σ_{t−1}^(m)(x_t)`` is still ``≥ γ^(m)``, else the
+    highest fidelity ``M`` (0-based here: ``0 … M−1``; a width equal to ``γ`` stays at the cheap fidelity).
+
+    Args:
+        widths: ``β_t^{1/2} σ_{t−1}^(m)(x_t)`` for ``m = 0 … M−2`` (a value for the top fidelity may follow
+            and is ignored); at least ``len(gamma)`` values.
+        gamma: the thresholds ``γ^(0 … M−2)``, in the units of ``widths``.
+
+    Returns:
+        The 0-based fidelity, in ``0 … len(gamma)``.
+
+    Example:
+        >>> fidelity_rule([0.2, 9.0], gamma=[0.2, 0.1])  # 0.2 ≥ 0.2: fidelity 0 is still uncertain here
+        0
+        >>> fidelity_rule([0.18, 0.1], gamma=[0.2, 0.1])
+        1
+        >>> fidelity_rule([0.18, 0.098], gamma=[0.2, 0.1])  # known well enough at every cheap fidelity
+        2
+    """
+    gamma = np.asarray(gamma, dtype=float)
+    if len(widths) < gamma.shape[0]:
+        raise ValueError(f"widths has {len(widths)} values; accepted: at least len(gamma) = {gamma.shape[0]}")
+    for m in range(gamma.shape[0]):
+        if widths[m] >= gamma[m]:
+            return m
+    return int(gamma.shape[0])
+
+
+def gamma_update(
+    gamma: Sequence[float] | np.ndarray, counter: int, m: int, costs: Sequence[float] | np.ndarray, factor: float = 5.0
+) -> tuple[np.ndarray, int]:
+    """One step of the γ adaptation after an iteration at fidelity ``m`` (Kandasamy et al. 2016, App. B,
+    with the authors' released code's constants; module docstring, item 3).
+
+    ``counter`` counts consecutive iterations below the highest fidelity. An iteration at the highest
+    fidelity resets it; after ``λ^(m+1)/λ^(m)`` of them ending at ``m``, ``γ^(m) ← factor·γ^(m)``, every
+    ``γ`` is raised to at least the new ``γ^(m)`` and the counter restarts. ``factor = 1`` turns the
+    adaptation off (nothing changes, the counter included).
+
+    Args:
+        gamma: the thresholds ``γ^(0 … M−2)`` (not modified).
+        counter: consecutive sub-``M`` iterations before this one.
+        m: the fidelity of this iteration (``0 … M−1``, 0-based).
+        costs: the costs ``λ^(0 … M−1)``.
+        factor: the multiplier (code: 5; ``≥ 1``).
+
+    Returns:
+        The new thresholds (a new array) and the new counter.
+
+    Example:
+        >>> g, c = [0.1, 0.3], 0
+        >>> for _ in range(10):  # λ(1)/λ(0) = 10 consecutive iterations at fidelity 0
+        ...     g, c = gamma_update(g, c, 0, costs=[1.0, 10.0, 100.0])
+        >>> g.tolist(), c
+        ([0.5, 0.5], 0)
+        >>> gamma_update(g, 7, 2, costs=[1.0, 10.0, 100.0])[1]  # the top fidelity resets the counter
+        0
+    """
+    gamma = np.array(gamma, dtype=float)
+    costs = np.asarray(costs, dtype=float)
+    if costs.shape[0] != gamma.shape[0] + 1:
+        raise ValueError(f"costs has {costs.shape[0]} values; accepted: len(gamma) + 1 = {gamma.shape[0] + 1}")
+    m = check_int("m", m, 0, gamma.shape[0])
+    if factor == 1.0:
+        return gamma, counter
+    if m == gamma.shape[0]:
+        return gamma, 0
+    counter += 1
+    if counter >= costs[m + 1] / costs[m]:
+        gamma[m] *= factor
+        return np.maximum(gamma, gamma[m]), 0
+    return gamma, counter
+
+
+def zeta_update(
+    zeta: Sequence[float] | np.ndarray,
+    m: int,
+    y_high: float,
+    y_low: float,
+    factor: float = 2.0,
+    slack: float = ZETA_SLACK,
+) -> np.ndarray:
+    """The ζ adaptation after a ζ-check (Kandasamy et al. 2016, App. B, with the authors' released code's
+    rule; module docstring, item 4).
+
+    A value ``y_high`` at fidelity ``m+1`` and ``y_low = f^(m)(x)`` at the same point: if the signed gap
+    ``y_high − y_low`` exceeds ``slack·(ζ^(m) − ζ^(m+1))``, that increment becomes ``factor·gap``, every
+    increment is raised to at least it, and ζ is their cumulative sum from the top (``ζ^(M) = 0``), so it
+    stays decreasing. A smaller (or negative) gap changes nothing.
+
+    Args:
+        zeta: ``ζ^(0 … M−1)`` (not modified).
+        m: the lower fidelity of the check (``0 … M−2``).
+        y_high: the value at fidelity ``m+1``.
+        y_low: the value at fidelity ``m``.
+        factor: the increment multiplier (code: 2).
+        slack: the fraction of the current increment a gap may reach unnoticed (code: 0.9).
+
+    Returns:
+        The new ζ (a new array).
+
+    Example:
+        >>> zeta_update([0.3, 0.2, 0.1, 0.0], 2, y_high=1.0, y_low=0.95).tolist()  # 0.05 ≤ 0.9·0.1
+        [0.3, 0.2, 0.1, 0.0]
+        >>> zeta_update([0.3, 0.2, 0.1, 0.0], 1, y_high=1.0, y_low=0.8).round(12).tolist()  # 0.2 > 0.09
+        [1.2, 0.8, 0.4, 0.0]
+    """
+    zeta = np.array(zeta, dtype=float)
+    m = check_int("m", m, 0, zeta.shape[0] - 2)
+    inc = zeta[:-1] - zeta[1:]
+    gap = y_high - y_low
+    if gap > slack * inc[m]:
+        inc[m] = factor * gap
+        inc = np.maximum(inc, inc[m])
+        zeta = np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]])
+    return zeta
 
 
 @register
@@ -504,6 +630,35 @@ class MFGPUCB(Policy):
         """The current switching thresholds ``γ^(1..M−1)`` (units of ``y``)."""
         return self._gamma_cur.copy()
 
+    @property
+    def prior_mean(self) -> float:
+        """The constant prior mean of every GP, in units of ``y``: ``max Y_0 + 2r`` from the initial values
+        ``Y_0`` with range ``r`` (App. B; 0 before the initial design is told). The GPs see
+        ``(y − prior_mean) / y_scale``.
+
+        Example:
+            >>> from mf_sched.continuous.functions import get_function
+            >>> f = get_function("currin")
+            >>> p = MFGPUCB(f.space, f.ladder, seed=0, init_capital=30.0)
+            >>> pulls = p.ask_batch()  # 20 points at fidelity 0, one of them again at fidelity 1
+            >>> p.tell_batch(pulls, [float(i) for i in range(len(pulls))])  # values 0 … 20: r = 20
+            >>> p.prior_mean, p.y_scale, p.n_refits
+            (60.0, 20.0, 1)
+        """
+        return float(self._y_center)
+
+    @property
+    def y_scale(self) -> float:
+        """The unit of ``y`` the GPs work in: the range ``r`` of the initial values (``max(|max Y_0|, 1)`` when
+        they are all equal; 1 before the initial design is told)."""
+        return float(self._y_scale)
+
+    @property
+    def n_refits(self) -> int:
+        """How many times the hyper-parameters have been fitted (once when the initial design is in, then
+        every ``refit_every`` iterations and at each :meth:`refit`)."""
+        return int(self._n_refits)
+
     # ------------------------------------------------------------------ caches
     def _after_load(self) -> None:
         self._index = {self._X[i].tobytes(): i for i in range(self._n_points)}
@@ -664,15 +819,12 @@ class MFGPUCB(Policy):
         return z, self._fidelity_rule(z, posts, rb)
 
     def _fidelity_rule(self, z: np.ndarray, posts: list[_gp.Posterior], rb: float) -> int:
-        """``m_t``: the first fidelity whose ``β^{1/2}σ`` at ``z`` is still ``≥ γ`` (Algorithm 1, step 2)."""
+        """``m_t`` at ``z`` by :func:`fidelity_rule` (Algorithm 1, step 2), the widths and ``γ`` both in the
+        GPs' units; a single-fidelity run always answers its one fidelity."""
         if len(self._fids) == 1:
             return self._fids[0]
-        gam = self._gamma_cur / self._y_scale
-        for m in range(self.M - 1):
-            _, sd = posts[m].predict_one(z)
-            if rb * sd >= gam[m]:
-                return m
-        return self.M - 1
+        widths = [rb * posts[m].predict_one(z)[1] for m in range(self.M - 1)]
+        return fidelity_rule(widths, self._gamma_cur / self._y_scale)
 
     # ------------------------------------------------------------------ protocol hooks
     def _propose(self) -> tuple[int, int] | None:
@@ -756,17 +908,12 @@ class MFGPUCB(Policy):
         self._append_obs(arm, fidelity, value, ROLE_EXTRA)
 
     def _gamma_update(self, m: int) -> None:
-        """Code's γ heuristic (module docstring, item 3)."""
-        if len(self._fids) == 1 or self.gamma_factor == 1.0:
+        """Code's γ heuristic by :func:`gamma_update` (module docstring, item 3); none in a single-fidelity run."""
+        if len(self._fids) == 1:
             return
-        if m == self.M - 1:
-            self._g_counter = 0
-            return
-        self._g_counter += 1
-        if self._g_counter >= self._costs[m + 1] / self._costs[m]:
-            self._gamma_cur[m] *= self.gamma_factor
-            self._gamma_cur = np.maximum(self._gamma_cur, self._gamma_cur[m])
-            self._g_counter = 0
+        self._gamma_cur, self._g_counter = gamma_update(
+            self._gamma_cur, self._g_counter, m, self._costs, factor=self.gamma_factor
+        )
 
     def _zeta_check(self, arm: int, m: int, y: float) -> None:
         """Queue ``f^(m−1)(x)`` when ``y`` disagrees with fidelity ``m−1``'s posterior mean (item 4)."""
@@ -780,13 +927,8 @@ class MFGPUCB(Policy):
             self._queue_y = np.concatenate([[y], self._queue_y])
 
     def _zeta_update(self, m: int, y_high: float, y_low: float) -> None:
-        """A ζ-check result: grow the increment ``ζ^(m) − ζ^(m+1)`` to ``zeta_factor·gap`` if exceeded (item 4)."""
-        inc = self._zeta_cur[:-1] - self._zeta_cur[1:]
-        gap = y_high - y_low
-        if gap > ZETA_SLACK * inc[m]:
-            inc[m] = self.zeta_factor * gap
-            inc = np.maximum(inc, inc[m])
-            self._zeta_cur = np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]])
+        """A ζ-check result, by :func:`zeta_update` (item 4)."""
+        self._zeta_cur = zeta_update(self._zeta_cur, m, y_high, y_low, factor=self.zeta_factor)
 
     def _is_done(self) -> bool:
         return self._initialised and self._queue.shape[0] == 0 and self._n_points >= self.n_arms

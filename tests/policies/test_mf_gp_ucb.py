@@ -13,8 +13,9 @@ import pytest
 
 from mf_sched import Bounded, DuplicateTellError, FidelityLadder, Policy, PolicyError, UnknownPullError, get_policy
 from mf_sched.continuous.functions import get_function
+from mf_sched.continuous.gp import fit_posterior
 from mf_sched.continuous.space import Categorical, Float, Int, SearchSpace
-from mf_sched.policies.mf_gp_ucb import MFGPUCB, ROLE_NAMES
+from mf_sched.policies.mf_gp_ucb import MFGPUCB, ROLE_NAMES, fidelity_rule, gamma_update, zeta_update
 
 pytest.importorskip("sklearn")
 from threadpoolctl import threadpool_limits  # noqa: E402
@@ -82,119 +83,138 @@ def test_data_dependent_prior_and_initial_gamma_zeta():
     vals = [evaluate(p, q) for q in pulls]
     p.tell_batch(pulls, vals)
     r = max(vals) - min(vals)
-    assert p._y_center == pytest.approx(max(vals) + 2 * r)
-    assert p._noise_scaled == pytest.approx(1e-4 * np.var(vals) / r**2)
+    assert p.prior_mean == pytest.approx(max(vals) + 2 * r)
+    assert p.y_scale == pytest.approx(r)
+    assert p.gp_inputs(0)["noise_var"] == pytest.approx(1e-4 * np.var(vals) / r**2)
     np.testing.assert_allclose(p.gamma_current, [0.01 * r])
     np.testing.assert_allclose(p.zeta_current, [0.01 * r, 0.0])
-    assert p._n_refits == 1  # hyper-parameters fitted once the design is in (t = 1)
+    assert p.n_refits == 1  # hyper-parameters fitted once the design is in (t = 1)
     q = small(zeta="ladder")
     q.tell_batch(q.ask_batch(), vals)
     np.testing.assert_allclose(q.zeta_current, CURRIN.ladder.zeta)
 
 
-class _Stub:
-    def __init__(self, sd: float) -> None:
-        self.sd = sd
-
-    def predict_one(self, z):
-        return 0.0, self.sd
-
-
-def test_fidelity_rule_on_a_constructed_gp_state():
+def test_fidelity_rule_picks_the_first_cheap_fidelity_still_uncertain():
     """Algorithm 1 step 2: the first m < M with β^½σ^(m)(x) ≥ γ^(m), else M (ties stay)."""
+    y_scale, rb = 2.0, 2.0
+    gamma = np.array([0.4, 0.2]) / y_scale  # γ in units of y; σ below is in units of y / 2
+    assert fidelity_rule([rb * 0.1, rb * 9.0, rb * 9.0], gamma) == 0  # 2·0.1 = 0.2 ≥ 0.4/2
+    assert fidelity_rule([rb * 0.09, rb * 0.05, rb * 9.0], gamma) == 1  # 0.18 < 0.2; 0.1 ≥ 0.1
+    assert fidelity_rule([rb * 0.09, rb * 0.049, rb * 9.0], gamma) == 2
+    with pytest.raises(ValueError, match="widths has 1 values; accepted: at least len"):
+        fidelity_rule([0.1], gamma)
     f = get_function("hartmann3")
-    p = MFGPUCB(f.space, f.ladder, seed=0)
-    p._initialised, p._y_scale = True, 2.0
-    p._gamma_cur = np.array([0.4, 0.2])  # in units of y; σ below is in units of y / 2
-    z = np.zeros(3)
-    rb = 2.0
-    assert p._fidelity_rule(z, [_Stub(0.1), _Stub(9.0), _Stub(9.0)], rb) == 0  # 2·0.1 = 0.2 ≥ 0.4/2
-    assert p._fidelity_rule(z, [_Stub(0.09), _Stub(0.05), _Stub(9.0)], rb) == 1  # 0.18 < 0.2; 0.1 ≥ 0.1
-    assert p._fidelity_rule(z, [_Stub(0.09), _Stub(0.049), _Stub(9.0)], rb) == 2
     g = get_policy("gp-ucb")(f.space, f.ladder, seed=0)
-    assert g._fidelity_rule(z, [_Stub(9.0)], rb) == 2
+    assert g.fidelities_used == (2,) and {q.fidelity for q in g.ask_batch()} == {2}  # GP-UCB: only the top
 
 
 def test_fidelity_rule_with_real_gps_switches_where_the_cheap_fidelity_is_known():
-    """A constructed state: fidelity 0 observed at 0.1, 0.5 and 0.9 (bandwidth 0.1). At a data point
+    """Fidelity 0 observed at 0.1, 0.5 and 0.9 (bandwidth 0.1; prior mean 3, unit scale). At a data point
     β^½σ^(0) ≈ 0 < γ, so the rule moves to fidelity 1; between data points it stays at fidelity 0,
     and the switch happens exactly where β^½σ^(0)(x) crosses γ."""
+    X, y = np.array([[0.1], [0.5], [0.9]]), np.array([0.0, 1.0, 0.5]) - 3.0
+    post = fit_posterior(X, y, kernel="se", theta=np.log([1.0, 0.1]), noise_var=1e-8)
     space = SearchSpace([Float("x", 0.0, 1.0)])
-    p = MFGPUCB(space, FidelityLadder([1.0, 10.0], [0.5, 0.0]), seed=0, init_capital=30.0)
-    p._initialised, p._y_center, p._y_scale, p._noise_scaled = True, 3.0, 1.0, 1e-8
-    p._X[:3] = [[0.1], [0.5], [0.9]]
-    p._n_points = 3
-    p._obs_arm, p._obs_fid = np.array([0, 1, 2]), np.zeros(3, dtype=np.int64)
-    p._obs_y, p._obs_role = np.array([0.0, 1.0, 0.5]), np.zeros(3, dtype=np.int64)
-    p._theta[:] = np.log([1.0, 0.1])
-    p._posts = [None, None]
-    posts = p._posteriors_with_pending()
-    rb = math.sqrt(p.beta_t(1))
-    p._gamma_cur = np.array([0.05])
-    assert p._fidelity_rule(np.array([0.5]), posts, rb) == 1
-    z = np.array([0.3])
-    sd = posts[0].predict_one(z)[1]
+    rb = math.sqrt(MFGPUCB(space, FidelityLadder([1.0, 10.0], [0.5, 0.0]), seed=0, init_capital=30.0).beta_t(1))
+    assert fidelity_rule([rb * post.predict_one(np.array([0.5]))[1]], [0.05]) == 1
+    sd = post.predict_one(np.array([0.3]))[1]
     assert sd > 0.5
-    p._gamma_cur = np.array([rb * sd * (1 - 1e-9)])
-    assert p._fidelity_rule(z, posts, rb) == 0
-    p._gamma_cur = np.array([rb * sd * (1 + 1e-9)])
-    assert p._fidelity_rule(z, posts, rb) == 1
-    # φ = min over fidelities: fidelity 1 has no data (prior: mean 3, sd 1), fidelity 0's bound + ζ is lower
-    p._zeta_cur = np.array([0.5, 0.0])
-    phi = p.acquisition(np.array([[0.5]]))[0]
-    mu0 = posts[0].predict_one(np.array([0.5]))[0] + 3.0
-    assert phi == pytest.approx(mu0 + rb * posts[0].predict_one(np.array([0.5]))[1] + p.zeta_current[0])
+    assert fidelity_rule([rb * sd], [rb * sd * (1 - 1e-9)]) == 0
+    assert fidelity_rule([rb * sd], [rb * sd * (1 + 1e-9)]) == 1
 
 
 def test_gamma_grows_after_lambda_ratio_consecutive_low_fidelity_iterations():
-    p = small()
-    p._gamma_cur = np.array([0.1])
+    costs = CURRIN.ladder.costs  # λ(2)/λ(1) = 10
+    g, c = np.array([0.1]), 0
     for _ in range(9):
-        p._gamma_update(0)
-    assert p.gamma_current.tolist() == [0.1]
-    p._gamma_update(0)  # the 10th consecutive fidelity-0 iteration (λ(2)/λ(1) = 10)
-    assert p.gamma_current.tolist() == pytest.approx([0.5])
+        g, c = gamma_update(g, c, 0, costs)
+    assert g.tolist() == [0.1] and c == 9
+    g, c = gamma_update(g, c, 0, costs)  # the 10th consecutive fidelity-0 iteration
+    assert g.tolist() == pytest.approx([0.5]) and c == 0
     for _ in range(5):
-        p._gamma_update(0)
-    p._gamma_update(1)  # a fidelity-M iteration resets the counter
+        g, c = gamma_update(g, c, 0, costs)
+    g, c = gamma_update(g, c, 1, costs)  # a fidelity-M iteration resets the counter
+    assert c == 0
     for _ in range(9):
-        p._gamma_update(0)
-    assert p.gamma_current.tolist() == pytest.approx([0.5])
-    h = get_function("hartmann3")
-    q = MFGPUCB(h.space, h.ladder, seed=0)
-    q._gamma_cur = np.array([0.1, 0.3])
+        g, c = gamma_update(g, c, 0, costs)
+    assert g.tolist() == pytest.approx([0.5])
+    g1, c1 = gamma_update(g, 9, 0, costs, factor=1.0)  # factor 1: no adaptation, the counter kept
+    assert g1.tolist() == pytest.approx([0.5]) and c1 == 9
+    g, c = np.array([0.1, 0.3]), 0
     for _ in range(10):
-        q._gamma_update(0)
-    assert q.gamma_current.tolist() == pytest.approx([0.5, 0.5])  # every γ raised to at least the new one
+        g, c = gamma_update(g, c, 0, get_function("hartmann3").ladder.costs)
+    assert g.tolist() == pytest.approx([0.5, 0.5])  # every γ raised to at least the new one
 
 
 def test_zeta_update_keeps_zeta_strictly_decreasing():
-    h = get_function("hartmann6")
-    p = MFGPUCB(h.space, h.ladder, seed=0)
-    p._zeta_cur = np.array([0.3, 0.2, 0.1, 0.0])
-    p._zeta_update(2, y_high=1.0, y_low=0.95)  # gap 0.05 ≤ 0.9·0.1: no change
-    assert p.zeta_current.tolist() == pytest.approx([0.3, 0.2, 0.1, 0.0])
-    p._zeta_update(1, y_high=1.0, y_low=0.8)  # gap 0.2 > 0.09: increment ← 0.4, all increments ≥ 0.4
-    assert p.zeta_current.tolist() == pytest.approx([1.2, 0.8, 0.4, 0.0])
-    p._zeta_update(0, y_high=0.0, y_low=1.0)  # a negative gap never shrinks ζ (signed, as the code)
-    assert p.zeta_current.tolist() == pytest.approx([1.2, 0.8, 0.4, 0.0])
+    z0 = np.array([0.3, 0.2, 0.1, 0.0])
+    z = zeta_update(z0, 2, y_high=1.0, y_low=0.95)  # gap 0.05 ≤ 0.9·0.1: no change
+    assert z.tolist() == pytest.approx([0.3, 0.2, 0.1, 0.0])
+    z = zeta_update(z, 1, y_high=1.0, y_low=0.8)  # gap 0.2 > 0.09: increment ← 0.4, all increments ≥ 0.4
+    assert z.tolist() == pytest.approx([1.2, 0.8, 0.4, 0.0])
+    z = zeta_update(z, 0, y_high=0.0, y_low=1.0)  # a negative gap never shrinks ζ (signed, as the code)
+    assert z.tolist() == pytest.approx([1.2, 0.8, 0.4, 0.0])
+    assert z0.tolist() == [0.3, 0.2, 0.1, 0.0]  # the input is left alone
+    with pytest.raises(ValueError, match="m = 3 is out of range"):
+        zeta_update(z0, 3, y_high=1.0, y_low=0.0)
+
+
+def test_the_policy_follows_the_rules_on_its_own_gps():
+    """One worker, so no pending points: every iteration's fidelity is ``fidelity_rule`` on the widths of
+    GPs rebuilt from ``gp_inputs`` at the proposed point, ``acquisition`` is min over fidelities of
+    µ + β^½σ + ζ, and γ and ζ evolve exactly as ``gamma_update`` and ``zeta_update`` predict."""
+    p = small(budget=300, seed=1, gamma=[1e-3])  # a small γ: long runs at fidelity 0 make it grow
+    p.tell_batch(pulls := p.ask_batch(), [evaluate(p, q) for q in pulls])
+    costs, gam, cnt, zeta = CURRIN.ladder.costs, p.gamma_current, 0, p.zeta_current
+    last_y = {}
+    seen, gam0, zeta0 = {"iteration": set(), "zeta-check": 0}, gam.copy(), zeta.copy()
+    Z = np.random.default_rng(0).random((5, 2))
+    while not p.done:
+        t = p.describe()["t"]
+        inputs = [p.gp_inputs(m) for m in (0, 1)]
+        posts = [
+            fit_posterior(i["X"], i["y"], kernel=p.kernel, theta=i["theta"], noise_var=i["noise_var"]) for i in inputs
+        ]
+        rb = math.sqrt(p.beta_t(t + 1))
+        mu_sd = [post.predict(Z) for post in posts]
+        phi = np.min([mu + rb * sd + zeta[m] / p.y_scale for m, (mu, sd) in enumerate(mu_sd)], axis=0)
+        np.testing.assert_allclose(p.acquisition(Z), phi * p.y_scale + p.prior_mean, rtol=1e-12)
+        q = p.ask()
+        if q is None:
+            break
+        if p.describe()["t"] == t + 1:  # an iteration
+            w = [rb * posts[0].predict_one(p.unit_point(q))[1]]
+            assert q.fidelity == fidelity_rule(w, gam / p.y_scale)
+        y = evaluate(p, q)
+        p.tell(q, y)
+        role = ROLE_NAMES[p.observations()["role"][-1]]
+        if role == "iteration":
+            seen["iteration"].add(q.fidelity)
+            gam, cnt = gamma_update(gam, cnt, q.fidelity, costs)
+            last_y[q.arm] = y
+        elif role == "zeta-check":
+            seen["zeta-check"] += 1
+            zeta = zeta_update(zeta, q.fidelity, last_y[q.arm], y)
+        np.testing.assert_array_equal(p.gamma_current, gam)
+        np.testing.assert_array_equal(p.zeta_current, zeta)
+    assert seen["iteration"] == {0, 1} and seen["zeta-check"] > 0  # both rules and both fidelities exercised
+    assert gam[0] > gam0[0] and zeta[0] > zeta0[0]  # γ and ζ did grow
 
 
 def test_zeta_check_queries_the_lower_fidelity_at_the_same_point():
     p = small(budget=2000)
     p.tell_batch(pulls := p.ask_batch(), [evaluate(p, q) for q in pulls])
-    found = False
+    found, prev = False, None
     for _ in range(60):
         q = p.ask()
         p.tell(q, evaluate(p, q))
-        roles = p.observations()["role"]
-        if roles[-1] == ROLE_NAMES.index("iteration") and q.fidelity == 1 and p._queue.shape[0]:
-            check = p.ask()
-            assert (check.arm, check.fidelity) == (q.arm, 0)
-            p.tell(check, evaluate(p, check))
-            assert p.observations()["role"][-1] == ROLE_NAMES.index("zeta-check")
+        role = ROLE_NAMES[p.observations()["role"][-1]]
+        if role == "zeta-check":  # asked right after the fidelity-1 iteration that disagreed, at its point
+            assert prev is not None and (prev[1], prev[0].fidelity) == ("iteration", 1)
+            assert (q.arm, q.fidelity) == (prev[0].arm, 0)
             found = True
             break
+        prev = (q, role)
     assert found
     z = p.zeta_current
     assert np.all(np.diff(z) < 0) and z[-1] == 0
@@ -232,7 +252,7 @@ def test_gp_ucb_uses_only_the_top_fidelity_and_improves():
 def test_state_roundtrip_mid_run_rebuilds_the_gps_and_continues_identically():
     p = small(seed=7)
     drive(p, 30, workers=3)
-    assert p._initialised and p.outstanding
+    assert p.describe()["initialised"] and p.outstanding
     state = json.loads(json.dumps(p.state_dict()))
     q = Policy.from_state_dict(state)
     assert type(q) is MFGPUCB and snapshot(q) == snapshot(p)
@@ -306,7 +326,7 @@ def test_give_back_reissues_the_same_work():
     p.give_back(a)
     b = p.ask()
     assert (b.arm, b.fidelity) == (a.arm, a.fidelity) and p.n_points == n
-    assert p._t_issued == 1
+    assert p.describe()["t"] == 1  # the given-back iteration is not counted twice
 
 
 def test_budget_is_never_exceeded():
