@@ -422,7 +422,10 @@ class MFSampler(_StudyCaches, BaseSampler):
         except TypeError:  # pragma: no cover - unhashable parameter values
             return None
 
-    def _arm_of_trial(self, t: FrozenTrial) -> int | None:
+    def arm_of(self, t: FrozenTrial) -> int | None:
+        """The candidate (arm index into the finite search space) that trial ``t`` evaluates: the one this sampler
+        assigned it, else the one its parameters match; None for a trial outside the candidates (or while the
+        space is not known yet)."""
         a = t.system_attrs.get(ARM)
         if isinstance(a, int) and self._candidates is not None and 0 <= a < len(self._candidates):
             return a
@@ -443,7 +446,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         cache = self._cache(study)
         view = race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
-            race_bias=bias, n_arms=len(self._candidates), arm_of=self._arm_of_trial, exclude=exclude,
+            race_bias=bias, n_arms=len(self._candidates), arm_of=self.arm_of, exclude=exclude,
             max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
             stale_after=self._stale_seconds(cache), now=datetime.datetime.now(),
         )  # fmt: skip
@@ -480,7 +483,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         view = self._view(study, trials, exclude=trial.number)
         K = len(self._candidates)
         if view is None:  # the maximum resource is unknown: start candidates in order, at the top
-            started = {a for t in trials if t.number != trial.number and (a := self._arm_of_trial(t)) is not None}
+            started = {a for t in trials if t.number != trial.number and (a := self.arm_of(t)) is not None}
             fresh = [a for a in range(K) if a not in started]
             return (fresh[0], -1, seen, "pull") if fresh else (None, -1, seen, "surplus")
         eng, top = view.engine, view.ladder.top
@@ -515,7 +518,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                 view = self._view(study, trials, exclude=None)
                 if view is None or not _crossed_rung(trial, view.steps):
                     return False
-                key = self._arm_of_trial(trial)
+                key = self.arm_of(trial)
                 key = key if key is not None else f"trial-{trial.number}"
                 if key not in view.engine or view.engine.status(key) != "stopped":
                     return False
@@ -604,7 +607,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             if t.last_step is None:
                 continue
             end = float(t.last_step + off)
-            key = self._arm_of_trial(t)
+            key = self.arm_of(t)
             start = reached.get(key, 0.0) if t.system_attrs.get(RESUMABLE) and key is not None else 0.0
             total += max(0.0, end - start)
             if key is not None:

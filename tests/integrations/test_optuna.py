@@ -72,9 +72,10 @@ def test_seeded_runs_reproduce_and_reseed_reaches_the_fallback() -> None:
         return [(t.params, t.system_attrs.get("mf:fidelity")) for t in study.trials]
 
     assert run() == run()
-    sampler = MFSampler(LADDER, seed=0)
     calls = []
-    sampler._fallback.reseed_rng = lambda: calls.append(1)  # type: ignore[method-assign]
+    fallback = optuna.samplers.RandomSampler(seed=0)
+    fallback.reseed_rng = lambda: calls.append(1)  # type: ignore[method-assign]
+    sampler = MFSampler(LADDER, seed=0, fallback=fallback)
     sampler.reseed_rng()
     assert calls == [1]
 

@@ -266,9 +266,9 @@ def test_a_queued_retry_holds_its_configuration(tmp_path: Path) -> None:
     optuna.storages.fail_stale_trials(study)  # what the next worker does first: FAIL + enqueue the retry
     waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
     assert len(waiting) == 1 and waiting[0].system_attrs["mf:arm"] == arm
-    view = sampler._view(study, study._storage.get_all_trials(study._study_id, deepcopy=False), exclude=None)
-    assert arm in view.busy
-    arms = [sampler._race_decide(study, study.ask())[0] for _ in range(3)]  # ask() takes the retry first
+    asked = [study.ask() for _ in range(3)]  # ask() takes the retry first
+    decided = {t.number: t.system_attrs.get("mf:arm") for t in study.get_trials(deepcopy=False)}
+    arms = [decided[t.number] for t in asked]
     assert arms[0] is None or arms[0] == arm
     assert study.get_trials(deepcopy=False)[-3].system_attrs.get("failed_trial") == dead.number
     assert arm not in arms[1:]
@@ -351,4 +351,5 @@ def test_surplus_trials_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
     study.tell(held[0], state=TrialState.FAIL)  # its configuration is free again: handed out, no pause
     again = study.ask()
     assert not surplus(again) and len(pauses) == 7
-    assert sampler._surplus_streak == 0
+    more = [study.ask() for _ in range(2)]  # the streak starts over: no pause, then the first 50 ms
+    assert all(surplus(t) for t in more) and pauses[7:] == [0.05]

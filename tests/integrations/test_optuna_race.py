@@ -287,7 +287,7 @@ def test_cached_rebuild_equals_a_fresh_one() -> None:
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         lad, off = ladder_of(trials, RungArgs(None, None, None, 27, None, 3))
         kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=len(QUALITY),
-                  arm_of=sampler._arm_of_trial)  # fmt: skip
+                  arm_of=sampler.arm_of)  # fmt: skip
         fresh = race_view(trials, **kw).engine.state_dict()
         cached = race_view(trials, cache=cache, **kw).engine.state_dict()
         assert json.dumps(fresh, sort_keys=True) == json.dumps(cached, sort_keys=True)
@@ -322,7 +322,7 @@ def test_cached_rebuild_equals_a_fresh_one_when_trials_finish_out_of_order() -> 
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         lad, off = ladder_of(trials, RungArgs(None, None, None, None, None, 3))
         kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=30,
-                  arm_of=sampler._arm_of_trial)  # fmt: skip
+                  arm_of=sampler.arm_of)  # fmt: skip
         fresh = race_view(trials, **kw)
         cached = race_view(trials, cache=cache, **kw)
         assert json.dumps(fresh.engine.state_dict(), sort_keys=True) == json.dumps(
