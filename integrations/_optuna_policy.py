@@ -30,7 +30,7 @@ from optuna.trial import FrozenTrial, TrialState
 from mf_sched.policy import Policy, Recommendation
 
 from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
-from ._optuna_space import point_of, same_distribution, to_python
+from ._optuna_space import SearchState, point_of, same_distribution, to_python
 
 if TYPE_CHECKING:  # pragma: no cover
     from .optuna import MFSampler
@@ -59,12 +59,16 @@ def policy_result(t: FrozenTrial) -> float | None:
 class _Arms(abc.ABC):
     """What MFSampler does differently for finite arms and for a continuous space (the strategy interface).
 
-    The search state (``_space``, ``_candidates``, ``_dynamic``) stays on the sampler, which the race shares."""
+    The search state (:class:`SearchState`: space, candidates, dynamic) is the sampler's, shared with the race."""
 
     continuous: ClassVar[bool]
 
     def __init__(self, sampler: MFSampler) -> None:
         self.sampler = sampler
+
+    @property
+    def search(self) -> SearchState:
+        return self.sampler.search_state
 
     @abc.abstractmethod
     def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
@@ -73,8 +77,10 @@ class _Arms(abc.ABC):
     def use_given_space(self) -> None:
         """Constructor step once ``search_space=`` is set (finite arms: its candidates)."""
 
-    def probe(self) -> None:
-        """Constructor's last step: build a throw-away policy so that bad ``policy_kwargs`` fail early."""
+    def probe(self) -> Policy | None:
+        """Constructor's last step: a throw-away policy built so that bad ``policy_kwargs`` fail early (None if
+        this kind of search builds none)."""
+        return None
 
     @abc.abstractmethod
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
@@ -104,7 +110,7 @@ class _Arms(abc.ABC):
         """The value of ``param_name`` for ``trial`` (MFSampler.sample_independent)."""
 
     def _noise(self) -> dict[str, Any]:
-        return {"kind": "subgaussian", "sigma": self.sampler._policy_sigma}
+        return {"kind": "subgaussian", "sigma": self.sampler.policy_sigma}
 
     def _seed(self) -> int:
         return 0 if self.sampler.seed is None else self.sampler.seed
@@ -123,22 +129,18 @@ class _FiniteArms(_Arms):
             )
 
     def use_given_space(self) -> None:
-        s = self.sampler
-        if s._space is not None:
-            s._set_candidates(s._space)
+        if self.search.space is not None:
+            self.search.set_candidates(self.search.space)
 
-    def probe(self) -> None:
-        s = self.sampler
-        if not s.race:
-            s._probe = self._build(2)
+    def probe(self) -> Policy | None:
+        return None if self.sampler.race else self._build(2)
 
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
-        s = self.sampler
-        if s._candidates is not None:
+        if self.search.candidates is not None:
             return True
         for t in trials:
             if t.distributions:
-                s._set_candidates(t.distributions)
+                self.search.set_candidates(t.distributions)
                 return True
         return False
 
@@ -156,13 +158,13 @@ class _FiniteArms(_Arms):
         return build_policy(s.policy_name, problem, **s.policy_kwargs)
 
     def new_policy(self) -> Policy:
-        return self._build(len(self.sampler._candidates))
+        return self._build(len(self.search.candidates or ()))
 
     def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
         attrs = t.system_attrs
         arm, fid = attrs.get(ARM), attrs.get(FIDELITY)
         if arm is None and t.state in (TrialState.COMPLETE, TrialState.PRUNED) and t.params:
-            arm = self.sampler._arm_of_params(t.params)
+            arm = self.search.arm_of_params(t.params)
             fid = self.sampler.ladder.top if fid is None else fid
         if arm is None or fid is None or not 0 <= int(arm) < policy.n_arms:
             return
@@ -190,29 +192,29 @@ class _FiniteArms(_Arms):
         return None, top, False  # done: the fallback explores at the top fidelity
 
     def recommended_params(self, rec: Recommendation) -> dict[str, Any] | None:
-        return None if rec.arm is None else dict(self.sampler._candidates[rec.arm])
+        return None if rec.arm is None or self.search.candidates is None else dict(self.search.candidates[rec.arm])
 
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
-        s = self.sampler
+        search, fallback = self.search, self.sampler.fallback
         arm = trial.system_attrs.get(ARM)
-        if arm is None or s._candidates is None or s._dynamic:
-            return s._fallback.sample_independent(study, trial, param_name, param_distribution)
-        params = s._candidates[int(arm)]
-        if param_name not in params or not same_distribution(s._space.get(param_name), param_distribution):
+        if arm is None or search.candidates is None or search.space is None or search.dynamic:
+            return fallback.sample_independent(study, trial, param_name, param_distribution)
+        params = search.candidates[int(arm)]
+        if param_name not in params or not same_distribution(search.space.get(param_name), param_distribution):
             msg = (
                 f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
-                f"MFSampler's search space {sorted(s._space)}: arm-based policies need a fixed search space "
+                f"MFSampler's search space {sorted(search.space)}: arm-based policies need a fixed search space "
                 "(no conditional or changing parameters)"
             )
-            if s._explicit_space:
+            if search.explicit:
                 raise ValueError(msg + "; pass search_space= covering every parameter, or use another sampler")
-            fb = type(s._fallback).__name__
+            fb = type(fallback).__name__
             # stacklevel 3: the caller of MFSampler.sample_independent
             warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=3)
-            s._dynamic = True
-            return s._fallback.sample_independent(study, trial, param_name, param_distribution)
+            search.dynamic = True
+            return fallback.sample_independent(study, trial, param_name, param_distribution)
         return to_python(params[param_name])
 
 
@@ -229,13 +231,13 @@ class _ContinuousGP(_Arms):
             )
 
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
-        s = self.sampler
-        if s._space is None:
+        search = self.search
+        if search.space is None:
             for t in trials:
                 if t.distributions:
-                    s._space = dict(t.distributions)
+                    search.space = dict(t.distributions)
                     break
-        return s._space is not None
+        return search.space is not None
 
     def new_policy(self) -> Policy:
         from mf_sched.policies.mf_gp_ucb import MFGPUCB  # needs the gp extra (scikit-learn)
@@ -245,13 +247,13 @@ class _ContinuousGP(_Arms):
 
         s = self.sampler
         cls = get_policy(s.policy_name)
-        assert issubclass(cls, MFGPUCB)
-        return cls(to_space(s._space), s.ladder, noise=self._noise(), seed=self._seed(), **s.policy_kwargs)
+        assert issubclass(cls, MFGPUCB) and self.search.space is not None
+        return cls(to_space(self.search.space), s.ladder, noise=self._noise(), seed=self._seed(), **s.policy_kwargs)
 
     def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
         attrs = t.system_attrs
         fid, params = attrs.get(FIDELITY), attrs.get(PARAMS) or t.params
-        if fid is None or not params or set(params) != set(self.sampler._space):
+        if fid is None or not params or set(params) != set(self.search.space or ()):
             return
         v = policy_result(t) if t.state in (TrialState.COMPLETE, TrialState.PRUNED) else None
         if t.state != TrialState.RUNNING and v is None:
@@ -282,16 +284,16 @@ class _ContinuousGP(_Arms):
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
-        s = self.sampler
+        search = self.search
         gp_params = trial.system_attrs.get(PARAMS)
-        if gp_params is None or s._dynamic:
+        if gp_params is None or search.dynamic or search.space is None:
             # no proposal (a discovery trial, or nothing left to propose): the fallback samples it
-            return s._fallback.sample_independent(study, trial, param_name, param_distribution)
-        if param_name in gp_params and s._space.get(param_name) == param_distribution:
+            return self.sampler.fallback.sample_independent(study, trial, param_name, param_distribution)
+        if param_name in gp_params and search.space.get(param_name) == param_distribution:
             return gp_params[param_name]
         raise ValueError(
             f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
-            f"MFSampler's search space {sorted(s._space)} (MF-GP-UCB needs a fixed search space)"
+            f"MFSampler's search space {sorted(search.space)} (MF-GP-UCB needs a fixed search space)"
         )
 
 

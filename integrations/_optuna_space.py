@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,16 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-__all__ = ["candidate_set", "as_distributions", "to_python", "to_space", "point_of", "params_key", "same_distribution"]
+__all__ = [
+    "SearchState",
+    "candidate_set",
+    "as_distributions",
+    "to_python",
+    "to_space",
+    "point_of",
+    "params_key",
+    "same_distribution",
+]
 
 
 def same_distribution(a: BaseDistribution | None, b: BaseDistribution) -> bool:
@@ -127,3 +137,44 @@ def candidate_set(
 def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """A hashable key of a configuration (for O(1) parameter → arm lookup): sorted names with ``repr`` values."""
     return tuple((k, repr(to_python(params[k]))) for k in sorted(params))
+
+
+@dataclass
+class SearchState:
+    """The search space an MFSampler works over, shared by the sampler and its strategy (finite arms or a
+    continuous GP): the Optuna distributions (``space``; given by ``search_space=`` when ``explicit``, else learnt
+    from the first trial), the arms built from them (``candidates``, finite-armed policies only), and whether the
+    space turned out conditional or changing (``dynamic``: the fallback sampler then takes over).
+
+    >>> from optuna.distributions import CategoricalDistribution
+    >>> s = SearchState(max_grid=100, n_candidates=10, candidate_seed=0)
+    >>> s.set_candidates({"q": CategoricalDistribution([0.3, 0.6])})
+    >>> s.candidates, s.arm_of_params({"q": 0.6}), s.arm_of_params({"q": 0.9})
+    ([{'q': 0.3}, {'q': 0.6}], 1, None)
+    """
+
+    max_grid: int
+    n_candidates: int
+    candidate_seed: int
+    space: dict[str, BaseDistribution] | None = None
+    explicit: bool = False
+    dynamic: bool = False
+    candidates: list[dict[str, Any]] | None = None
+    index: dict[Any, int] = field(default_factory=dict)
+
+    def set_candidates(self, space: Mapping[str, BaseDistribution]) -> None:
+        """Take ``space`` as the search space and build its candidates (:func:`candidate_set`)."""
+        self.space = dict(space)
+        self.candidates = candidate_set(
+            self.space, max_grid=self.max_grid, n_candidates=self.n_candidates, seed=self.candidate_seed
+        )
+        self.index = {params_key(c): i for i, c in enumerate(self.candidates)}
+
+    def arm_of_params(self, params: Mapping[str, Any]) -> int | None:
+        """The candidate whose parameters are ``params``; None if none is (or the candidates are not built)."""
+        if self.candidates is None or not params:
+            return None
+        try:
+            return self.index.get(params_key(params))
+        except TypeError:  # pragma: no cover - unhashable parameter values
+            return None

@@ -92,7 +92,7 @@ from ._optuna_race import (
     race_view,
     trial_rung_values,
 )
-from ._optuna_space import as_distributions, candidate_set, params_key
+from ._optuna_space import SearchState, as_distributions, candidate_set
 
 __all__ = [
     "MFSampler",
@@ -375,11 +375,11 @@ class MFSampler(_StudyCaches, BaseSampler):
             raise ValueError(f"order = {order!r} is unknown; accepted: 'estimate', 'bound'")
         self.order = order
         self.keep_sampling = bool(keep_sampling)
-        self._space = as_distributions(search_space) if search_space is not None else None
-        self._explicit_space = search_space is not None
-        self._dynamic = False  # an inferred space turned out conditional/dynamic: the fallback takes over
-        self._candidates: list[dict[str, Any]] | None = None
-        self._index: dict[Any, int] = {}
+        self._search = SearchState(
+            max_grid, n_candidates, self.candidate_seed,
+            space=as_distributions(search_space) if search_space is not None else None,
+            explicit=search_space is not None,
+        )  # fmt: skip
         self._arms.use_given_space()
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
@@ -387,7 +387,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
         self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
-        self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
+        self._probe = self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
 
     @property
     def continuous(self) -> bool:
@@ -396,40 +396,40 @@ class MFSampler(_StudyCaches, BaseSampler):
         return self._arms.continuous
 
     @property
+    def search_state(self) -> SearchState:
+        """The search space, its candidates and whether it turned out dynamic (shared with the strategy)."""
+        return self._search
+
+    @property
+    def fallback(self) -> BaseSampler:
+        """The sampler that samples what the policy does not decide (``fallback=``; default RandomSampler)."""
+        return self._fallback
+
+    @property
+    def policy_sigma(self) -> float:
+        """The sub-Gaussian scale σ the policy is built with (the largest of ``sigma``; 0.05 when unknown)."""
+        return self._policy_sigma
+
+    @property
     def dynamic_space(self) -> bool:
         """Whether the inferred search space turned out conditional or dynamic, so that the sampler has
         handed the study over to its fallback (the policy no longer decides)."""
-        return self._dynamic
+        return self._search.dynamic
 
     # ------------------------------------------------------------------ arms
     @property
     def candidates(self) -> list[dict[str, Any]] | None:
         """The arms (configurations), once the search space is known."""
-        return None if self._candidates is None else [dict(c) for c in self._candidates]
-
-    def _set_candidates(self, space: Mapping[str, BaseDistribution]) -> None:
-        self._space = dict(space)
-        self._candidates = candidate_set(
-            self._space, max_grid=self.max_grid, n_candidates=self.n_candidates, seed=self.candidate_seed
-        )
-        self._index = {params_key(c): i for i, c in enumerate(self._candidates)}
-
-    def _arm_of_params(self, params: Mapping[str, Any]) -> int | None:
-        if self._candidates is None or not params:
-            return None
-        try:
-            return self._index.get(params_key(params))
-        except TypeError:  # pragma: no cover - unhashable parameter values
-            return None
+        return None if self._search.candidates is None else [dict(c) for c in self._search.candidates]
 
     def arm_of(self, t: FrozenTrial) -> int | None:
         """The candidate (arm index into the finite search space) that trial ``t`` evaluates: the one this sampler
         assigned it, else the one its parameters match; None for a trial outside the candidates (or while the
         space is not known yet)."""
         a = t.system_attrs.get(ARM)
-        if isinstance(a, int) and self._candidates is not None and 0 <= a < len(self._candidates):
+        if isinstance(a, int) and self._search.candidates is not None and 0 <= a < len(self._search.candidates):
             return a
-        return self._arm_of_params(t.params) if t.params else None
+        return self._search.arm_of_params(t.params) if t.params else None
 
     def _sign(self, study: optuna.Study) -> float:
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
@@ -437,7 +437,7 @@ class MFSampler(_StudyCaches, BaseSampler):
     # ------------------------------------------------------------------ the race
     def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
-        if not self._arms.ensure_space(trials) or self._candidates is None:
+        if not self._arms.ensure_space(trials) or self._search.candidates is None:
             return None
         lad, off = self.study_ladder(study, trials)
         if lad is None:
@@ -446,7 +446,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         cache = self._cache(study)
         view = race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
-            race_bias=bias, n_arms=len(self._candidates), arm_of=self.arm_of, exclude=exclude,
+            race_bias=bias, n_arms=len(self._search.candidates), arm_of=self.arm_of, exclude=exclude,
             max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
             stale_after=self._stale_seconds(cache), now=datetime.datetime.now(),
         )  # fmt: skip
@@ -477,11 +477,11 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None, -1, set(), "done"
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
         seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
-        if not self._arms.ensure_space(trials) or self._candidates is None:
+        if not self._arms.ensure_space(trials) or self._search.candidates is None:
             lad, _ = self.study_ladder(study, trials)
             return None, -1 if lad is None else lad.top, seen, "discovery"
         view = self._view(study, trials, exclude=trial.number)
-        K = len(self._candidates)
+        K = len(self._search.candidates)
         if view is None:  # the maximum resource is unknown: start candidates in order, at the top
             started = {a for t in trials if t.number != trial.number and (a := self.arm_of(t)) is not None}
             fresh = [a for a in range(K) if a not in started]
@@ -551,7 +551,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             return MFRecommendation(None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False,
                                     len(trials))  # fmt: skip
         eng = view.engine
-        K = len(self._candidates or [])
+        K = len(self._search.candidates or [])
         live = bool(((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any())
         done = not live and not view.busy
         cert = eng.certificate()
@@ -589,8 +589,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         )
 
     def _params_of(self, key: Any, trials: Sequence[FrozenTrial]) -> dict[str, Any] | None:
-        if isinstance(key, int) and self._candidates is not None:
-            return dict(self._candidates[key])
+        if isinstance(key, int) and self._search.candidates is not None:
+            return dict(self._search.candidates[key])
         number = int(str(key).split("-")[-1])
         for t in trials:
             if t.number == number:
@@ -624,7 +624,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                                     len(trials))  # fmt: skip
         rec = policy.recommendation()
         params = self._arms.recommended_params(rec)
-        n_cand = len(self._candidates) if self._candidates is not None else 0
+        n_cand = len(self._search.candidates) if self._search.candidates is not None else 0
         return MFRecommendation(
             params=params,
             arm=rec.arm,
@@ -682,10 +682,10 @@ class MFSampler(_StudyCaches, BaseSampler):
         if "fixed_params" in attrs:  # an enqueued trial: its own parameters, at the top fidelity
             with self._lock:
                 self._arms.ensure_space(study._storage.get_all_trials(study._study_id, deepcopy=False))
-                arm = self._arm_of_params(attrs["fixed_params"])
+                arm = self._search.arm_of_params(attrs["fixed_params"])
             self._set(study, trial, arm, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
             return
-        if self._dynamic:
+        if self._search.dynamic:
             self._set(study, trial, None, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
             return
         if self.race and not isinstance(study.pruner, MFPruner):
@@ -761,7 +761,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                     "otherwise a low-fidelity result can become study.best_trial",
                     stacklevel=2,
                 )
-        if not self.race or self.keep_sampling or self._dynamic:
+        if not self.race or self.keep_sampling or self._search.dynamic:
             return
         with self._lock:
             trials = []
