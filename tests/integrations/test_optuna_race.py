@@ -37,6 +37,44 @@ def ordinary(trial: optuna.Trial) -> float:
     return acc
 
 
+def pruned_on(choices: list[float], epochs: int = 9, crash_every: int | None = None):
+    """An ordinary pruning objective over ``curve``: ``q`` among ``choices``, one report per epoch; with
+    ``crash_every=k``, trials whose number is 3 mod k raise RuntimeError before training."""
+
+    def obj(trial: optuna.Trial) -> float:
+        q = trial.suggest_categorical("q", choices)
+        if crash_every is not None and trial.number % crash_every == 3:
+            raise RuntimeError("crashed")
+        acc = 0.0
+        for epoch in range(1, epochs + 1):
+            acc = curve(q, epoch)
+            trial.report(acc, epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return acc
+
+    return obj
+
+
+def assert_cached_race_is_fresh(sampler: MFSampler, study: optuna.Study, cache, n_arms: int) -> None:
+    """The race rebuilt through ``cache`` (parsed finished trials kept between calls) equals a fresh rebuild: the
+    same engine state, busy arms, ended trials and failures."""
+    import json
+
+    from mf_sched.integrations._optuna_race import race_view
+
+    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+    lad, off = sampler.study_ladder(study, trials)
+    kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=n_arms,
+              arm_of=sampler.arm_of)  # fmt: skip
+    fresh = race_view(trials, **kw)
+    cached = race_view(trials, cache=cache, **kw)
+    assert json.dumps(fresh.engine.state_dict(), sort_keys=True) == json.dumps(
+        cached.engine.state_dict(), sort_keys=True
+    )
+    assert (fresh.busy, fresh.ended, fresh.failures) == (cached.busy, cached.ended, cached.failures)
+
+
 class TestZeroArgumentSampler(BasicSamplerTestCase):
     """Optuna's public sampler suite with MFSampler() — no ladder, no space, no ζ given."""
 
@@ -217,17 +255,7 @@ def test_keep_sampling_goes_on_with_the_fallback() -> None:
 
 def test_threads_share_the_race() -> None:
     space = {"q": [round(0.3 + 0.05 * i, 2) for i in range(12)]}
-
-    def obj(trial: optuna.Trial) -> float:
-        q = trial.suggest_categorical("q", space["q"])
-        acc = 0.0
-        for epoch in range(1, 10):
-            acc = curve(q, epoch)
-            trial.report(acc, epoch)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return acc
-
+    obj = pruned_on(space["q"])
     sampler = MFSampler()
     study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
     study.optimize(obj, n_trials=40, n_jobs=2)
@@ -272,10 +300,7 @@ def test_adapter_docstring_examples(module: str) -> None:
 def test_cached_rebuild_equals_a_fresh_one() -> None:
     """MFSampler keeps the parsed finished trials between decisions; the engine must be the one a fresh rebuild
     from the storage gives (issue: overhead that stays flat)."""
-    import json
-
-    from mf_sched.integrations._common import RungArgs
-    from mf_sched.integrations._optuna_race import TrialCache, ladder_of, race_view
+    from mf_sched.integrations._optuna_race import TrialCache
 
     CHECKPOINTS.clear()
     TRAINED.clear()
@@ -284,51 +309,21 @@ def test_cached_rebuild_equals_a_fresh_one() -> None:
     cache = TrialCache()
     for _ in range(4):
         study.optimize(resumable, n_trials=5)
-        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = ladder_of(trials, RungArgs(None, None, None, 27, None, 3))
-        kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=len(QUALITY),
-                  arm_of=sampler.arm_of)  # fmt: skip
-        fresh = race_view(trials, **kw).engine.state_dict()
-        cached = race_view(trials, cache=cache, **kw).engine.state_dict()
-        assert json.dumps(fresh, sort_keys=True) == json.dumps(cached, sort_keys=True)
+        assert_cached_race_is_fresh(sampler, study, cache, n_arms=len(QUALITY))
     assert cache.parsed  # finished trials were kept
 
 
 def test_cached_rebuild_equals_a_fresh_one_when_trials_finish_out_of_order() -> None:
-    import json
-
-    from mf_sched.integrations._common import RungArgs
-    from mf_sched.integrations._optuna_race import TrialCache, ladder_of, race_view
+    from mf_sched.integrations._optuna_race import TrialCache
 
     space = {"q": [round(0.3 + 0.02 * i, 2) for i in range(30)]}
-
-    def obj(trial: optuna.Trial) -> float:
-        q = trial.suggest_categorical("q", space["q"])
-        if trial.number % 7 == 3:
-            raise RuntimeError("crashed")
-        acc = 0.0
-        for epoch in range(1, 10):
-            acc = curve(q, epoch)
-            trial.report(acc, epoch)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return acc
-
+    obj = pruned_on(space["q"], crash_every=7)
     sampler = MFSampler()
     study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
     cache = TrialCache()
     for _ in range(5):
         study.optimize(obj, n_trials=6, n_jobs=2, catch=(RuntimeError,))
-        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        lad, off = ladder_of(trials, RungArgs(None, None, None, None, None, 3))
-        kw = dict(ladder=lad, offset=off, sign=1.0, delta=0.05, sigma=None, race_bias=None, n_arms=30,
-                  arm_of=sampler.arm_of)  # fmt: skip
-        fresh = race_view(trials, **kw)
-        cached = race_view(trials, cache=cache, **kw)
-        assert json.dumps(fresh.engine.state_dict(), sort_keys=True) == json.dumps(
-            cached.engine.state_dict(), sort_keys=True
-        )
-        assert (fresh.busy, fresh.ended, fresh.failures) == (cached.busy, cached.ended, cached.failures)
+        assert_cached_race_is_fresh(sampler, study, cache, n_arms=30)
     assert cache.prefix > 0
 
 
