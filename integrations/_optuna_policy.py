@@ -158,7 +158,8 @@ class _FiniteArms(_Arms):
         return build_policy(s.policy_name, problem, **s.policy_kwargs)
 
     def new_policy(self) -> Policy:
-        return self._build(len(self.search.candidates or ()))
+        assert self.search.candidates is not None  # ensure_space came first
+        return self._build(len(self.search.candidates))
 
     def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
         attrs = t.system_attrs

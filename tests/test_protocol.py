@@ -6,8 +6,10 @@ import copy
 import json
 import math
 
+import _asktell
 import numpy as np
 import pytest
+from _asktell import snapshot
 
 from mf_sched import (
     DuplicateTellError,
@@ -35,24 +37,11 @@ def make(name: str, instance: Instance, seed: int = 0, budget: float | None = 40
 
 def drive(policy: Policy, instance: Instance, rng: np.random.Generator, steps: int, workers: int = 1) -> list:
     """Ask up to `workers` pulls, complete a random one; returns the trace of decisions."""
-    out, trace = [], []
-    for _ in range(steps):
-        while len(out) < workers:
-            p = policy.ask()
-            if p is None:
-                break
-            out.append(p)
-            trace.append((p.arm, p.fidelity))
-        if not out:
-            break
-        j = int(rng.integers(len(out)))
-        p = out.pop(j)
-        policy.tell(p, float(instance.sample(np.array([p.arm]), np.array([p.fidelity]), rng)[0]))
-    return trace
 
+    def sample(p):
+        return float(instance.sample(np.array([p.arm]), np.array([p.fidelity]), rng)[0])
 
-def snapshot(policy: Policy) -> str:
-    return json.dumps(policy.state_dict(), sort_keys=True)
+    return _asktell.drive(policy, steps, sample, rng, workers)
 
 
 @pytest.mark.parametrize("name", FINITE)

@@ -6,8 +6,10 @@ import copy
 import json
 import math
 
+import _asktell
 import numpy as np
 import pytest
+from _asktell import snapshot
 from scipy import stats
 
 from mf_sched import DuplicateTellError, FidelityLadder, Policy, PolicyError, UnknownPullError, get_policy
@@ -38,24 +40,10 @@ def make(name, inst, N=600, seed=0, **kw):
 
 
 def drive(p, inst, rng, steps, workers=1):
-    out, trace = [], []
     arms = inst.unknown_arms
-    for _ in range(steps):
-        while len(out) < workers:
-            x = p.ask()
-            if x is None:
-                break
-            out.append(x)
-            trace.append(x.arm)
-        if not out:
-            break
-        x = out.pop(int(rng.integers(len(out))))
-        p.tell(x, inst.sample(arms[[x.arm]], rng)[0])
-    return trace
-
-
-def snap(p):
-    return json.dumps(p.state_dict(), sort_keys=True)
+    return _asktell.drive(
+        p, steps, lambda x: inst.sample(arms[[x.arm]], rng)[0], rng, workers, trace_of=lambda x: x.arm
+    )
 
 
 # ---------------------------------------------------------------------------------------------- schedule
@@ -190,13 +178,13 @@ def test_state_roundtrip_mid_run(name, kw, small):
     p = make(name, small, seed=7, **kw)
     drive(p, small, np.random.default_rng(1), 150, workers=3)
     q = Policy.from_state_dict(json.loads(json.dumps(p.state_dict())))
-    assert type(q) is type(p) and q.outstanding == p.outstanding and snap(q) == snap(p)
+    assert type(q) is type(p) and q.outstanding == p.outstanding and snapshot(q) == snapshot(p)
     for x in p.outstanding:
         v = [0.5, 0.9]
         p.tell(x, v)
         q.tell(x, v)
     assert drive(p, small, np.random.default_rng(2), 700, 2) == drive(q, small, np.random.default_rng(2), 700, 2)
-    assert snap(p) == snap(q) and p.done and q.done
+    assert snapshot(p) == snapshot(q) and p.done and q.done
     assert p.recommendation() == q.recommendation()
 
 
@@ -211,7 +199,7 @@ def test_deterministic_given_seed(name, kw, small):
 def test_bad_tells_raise_and_leave_the_policy_unchanged(name, kw, small):
     p = make(name, small, **kw)
     a, b = p.ask(), p.ask()
-    before = snap(p)
+    before = snapshot(p)
     for bad, err in [
         (0.5, "2 components"),
         ([0.5, math.nan], "not finite"),
@@ -226,7 +214,7 @@ def test_bad_tells_raise_and_leave_the_policy_unchanged(name, kw, small):
         p.tell_batch([a, b], [[0.5, 0.5], [0.5, math.nan]])
     with pytest.raises(PolicyError):
         p.tell_batch([a, a], [[0.5, 0.5], [0.5, 0.5]])
-    assert snap(p) == before
+    assert snapshot(p) == before
     p.tell(a, [0.5, 0.5])
     with pytest.raises(DuplicateTellError):
         p.tell(a, [0.5, 0.5])
@@ -274,7 +262,7 @@ def test_replay_and_interim_recommendation(small):
     drive(p, small, np.random.default_rng(3), 40, workers=2)
     q = make("sfsr", small, seed=4)
     q.replay(p.history)
-    assert snap(q) == snap(p)
+    assert snapshot(q) == snapshot(p)
     rec = p.recommendation()
     assert rec.reason == "in-progress" and rec.mixture is not None and rec.details["round"] >= 1
     fresh = make("sfsr", small)

@@ -8,8 +8,10 @@ import math
 import subprocess
 import sys
 
+import _asktell
 import numpy as np
 import pytest
+from _asktell import snapshot
 
 from mf_sched import Bounded, DuplicateTellError, FidelityLadder, Policy, PolicyError, UnknownPullError, get_policy
 from mf_sched.continuous.functions import get_function
@@ -42,24 +44,14 @@ def evaluate(policy: MFGPUCB, pull) -> float:
 
 def drive(policy: MFGPUCB, steps: int, workers: int = 1, rng_seed: int = 0) -> list:
     """Keep up to `workers` pulls outstanding, complete a random one; the trace of decisions."""
-    rng = np.random.default_rng(rng_seed)
-    out, trace = [], []
-    for _ in range(steps):
-        while len(out) < workers:
-            p = policy.ask()
-            if p is None:
-                break
-            out.append(p)
-            trace.append((p.arm, p.fidelity, tuple(policy.unit_point(p).round(12))))
-        if not out:
-            break
-        p = out.pop(int(rng.integers(len(out))))
-        policy.tell(p, evaluate(policy, p))
-    return trace
-
-
-def snapshot(policy: Policy) -> str:
-    return json.dumps(policy.state_dict(), sort_keys=True)
+    return _asktell.drive(
+        policy,
+        steps,
+        lambda p: evaluate(policy, p),
+        np.random.default_rng(rng_seed),
+        workers,
+        trace_of=lambda p: (p.arm, p.fidelity, tuple(policy.unit_point(p).round(12))),
+    )
 
 
 # ------------------------------------------------------------------------------------------ the paper's rules
