@@ -40,7 +40,16 @@ import numpy as np
 
 from mf_sched._validate import check_numbers
 
-__all__ = ["RaceBias", "race_prior", "prior_families", "metric_family", "FORMS"]
+__all__ = [
+    "RaceBias",
+    "race_prior",
+    "prior_families",
+    "metric_family",
+    "metric_transform",
+    "MetricFamily",
+    "NAMED_FAMILIES",
+    "FORMS",
+]
 
 FORMS = ("absolute", "relative")
 
@@ -207,28 +216,82 @@ def prior_families() -> dict[str, str]:
     return {k: str(v.get("description", "")) for k, v in _prior_table()["families"].items()}
 
 
-def metric_family(values: Any, mode: str) -> str | None:
-    """The prior family that fits a study's reported values, or None when none does.
+@dataclass(frozen=True)
+class MetricFamily:
+    """How a study's metric is read by the shipped bounds: its family and the affine map of its *scores*
+    (the metric, negated when minimised) to the family's units, ``(score − offset) / scale``.
 
-    ``"unit"``: every value lies in [0, 1], maximised or minimised (accuracy, AUC, F1, SSIM, mAP, error rate,
-    WER): an absolute ζ⁺ in metric units; ``"loss"``: lower is better and every value is ``≥ 0`` with some
-    above 1 (cross-entropy, MSE, perplexity): a relative ζ⁺ (a fraction of the current loss). Anything else
-    (a maximised score outside [0, 1], a reward, a negative loss) has no prior: give ζ⁺ yourself. The range is
-    read between the 1% and 99% quantiles, so that a stray value does not change the family.
-
-    >>> metric_family([0.1, 0.93], "max"), metric_family([2.3, 0.4], "min"), metric_family([-3.0], "max")
-    ('unit', 'loss', None)
+    Attributes:
+        name: ``"unit"`` (accuracy-like, in [0, 1]) or ``"loss"`` (non-negative, lower is better).
+        offset, scale: the map (an accuracy: 0, 1; a percentage: 0, 100; an error rate, minimised: −1, 1, so
+            that ``1 − error`` reads like an accuracy; a percent error: −100, 100).
+        kind: what was recognised, in words (for messages and certificates).
     """
+
+    name: str
+    offset: float = 0.0
+    scale: float = 1.0
+    kind: str = ""
+
+
+#: the families a user may name (``metric_family=`` of the adapters), with the map of each
+NAMED_FAMILIES: dict[str, MetricFamily] = {
+    "accuracy": MetricFamily("unit", 0.0, 1.0, "a score in [0, 1], higher is better"),
+    "error": MetricFamily("unit", -1.0, 1.0, "an error rate in [0, 1], lower is better"),
+    "percent": MetricFamily("unit", 0.0, 100.0, "a percentage (0-100), higher is better"),
+    "percent_error": MetricFamily("unit", -100.0, 100.0, "a percent error (0-100), lower is better"),
+    "loss": MetricFamily("loss", 0.0, 1.0, "a non-negative loss, lower is better"),
+    "negated_loss": MetricFamily("loss", 0.0, 1.0, "a negated loss (<= 0), higher is better"),
+}
+
+
+def metric_transform(values: Any, mode: str, family: str | None = None) -> MetricFamily | None:
+    """The family that fits a study's reported ``values`` (the metric as reported, ``mode`` ``"max"`` or
+    ``"min"``), or the one named by ``family`` (a key of :data:`NAMED_FAMILIES`); None when none fits.
+
+    Recognised, reading the range between the 1% and 99% quantiles (a stray value does not decide):
+    maximised in [0, 1] — an accuracy; minimised in [0, 1] — an error rate (a loss that stays below 1 reads the
+    same way: name ``family="loss"`` if it is one); maximised in [0, 100] with values above 1 — a percentage;
+    minimised and ``≥ 0`` otherwise — a loss; maximised and ``≤ 0`` — a negated loss (scikit-learn's
+    ``neg_log_loss``). Anything else (a reward, a score of both signs) has no family.
+
+    >>> cases = [([0.1, 0.93], "max"), ([0.3, 0.05], "min"), ([12.0, 97.5], "max"), ([2.3, 0.4], "min"),
+    ...          ([-0.7, -0.2], "max")]
+    >>> [metric_transform(v, m).kind.split(",")[0] for v, m in cases]
+    ['a score in [0', 'an error rate in [0', 'a percentage (0-100)', 'a non-negative loss', 'a negated loss (<= 0)']
+    >>> metric_transform([-3.0, 2.0], "max") is None
+    True
+    """
+    if family is not None:
+        if family not in NAMED_FAMILIES:
+            raise ValueError(f"metric_family = {family!r} is unknown; accepted: {', '.join(map(repr, NAMED_FAMILIES))}")
+        return NAMED_FAMILIES[family]
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if v.size == 0:
         return None
-    lo, hi = (float(x) for x in np.quantile(v, [0.01, 0.99]))  # a stray value (noise, a spike) does not decide
+    lo, hi = (float(x) for x in np.quantile(v, [0.01, 0.99]))
     if 0.0 <= lo and hi <= 1.0:
-        return "unit"
+        return NAMED_FAMILIES["accuracy" if mode == "max" else "error"]
+    if mode == "max" and 0.0 <= lo and hi <= 100.0:
+        return NAMED_FAMILIES["percent"]
     if mode == "min" and lo >= 0.0:
-        return "loss"
+        return NAMED_FAMILIES["loss"]
+    if mode == "max" and hi <= 0.0:
+        return NAMED_FAMILIES["negated_loss"]
     return None
+
+
+def metric_family(values: Any, mode: str) -> str | None:
+    """The prior family that fits a study's reported values, or None when none does (the name of
+    :func:`metric_transform`'s family: ``"unit"`` for accuracies, error rates and percentages, ``"loss"`` for
+    losses and negated losses).
+
+    >>> metric_family([0.1, 0.93], "max"), metric_family([2.3, 0.4], "min"), metric_family([-3.0, 2.0], "max")
+    ('unit', 'loss', None)
+    """
+    fam = metric_transform(values, mode)
+    return None if fam is None else fam.name
 
 
 def race_prior(family: str, fractions: Sequence[float]) -> RaceBias:

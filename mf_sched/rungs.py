@@ -59,6 +59,32 @@ run that is paused may be stopped later, when a better incumbent arrives (:meth:
 :meth:`RungEliminator.priority` (``U_i``) orders promotions best-first. At the top, the certificate is as
 below, with ``B`` the top-rung radius.
 
+**The curve-aware bound** (``race_bias=`` a :class:`~mf_sched.racing.curve_bound.CurveBound`; the default of
+the integrations). ``U_i = min_m v_i(m) + ĝ(x_i(m))`` where ``ĝ`` depends on the run's value and slope at rung
+``m`` and is calibrated on *observed* curves of many tasks (:mod:`mf_sched.racing.fit`); values are compared as
+observed, ``L = max_{j at the top} v_j(M)``, with no confidence radius. *What is guaranteed, and why.* Fix the
+study's configurations ``1..K`` (a grid, or the ``K`` a proposer draws; their curves may be noisy) and let
+``A*`` be the answer a full search would return, the best *observed* final value ``v_* = max_j v_j(M)``. Let
+``G`` be the set of runs with ``v_j(M) ≥ v_* − τ|v_*|`` (``τ`` the bound's ``tolerance``) and ``E`` the event
+that some ``g ∈ G`` has ``v_g(m) + ĝ(x_g(m)) ≥ v_g(M)`` at *every* rung ``m`` of the ladder — jointly over the
+rungs, which is what the conformal step calibrates: ``P(E) ≥ 1 − α`` when the study's task is exchangeable with
+the calibration tasks (the probability is over the task and the draw of its ``K`` configurations; the bound's
+``alpha`` is this all-rung miss rate, there is no separate bootstrap level). On ``E`` the final answer is within
+``τ`` of ``A*``: if ``g`` is never stopped it reaches the top and the answer is ``≥ v_g(M)``; if it is stopped,
+then at that moment ``v_g(M) ≤ U_g < L``, and the answer is at least ``L``. In both cases the answer
+``≥ v_g(M) ≥ v_* − τ|v_*|``. The argument needs no independence between rungs, between runs, or between the
+order of evaluation and the values — so it holds for any schedule (ASHA's promotions, best-first resumption,
+``W`` parallel workers), for arms that enter adaptively (a proposer's next configuration, an enqueued trial, a
+fallback trial: each is one of the ``K`` whatever the reason it was chosen; the calibration draws the ``K``
+uniformly, so a proposer that concentrates on near-duplicates of one configuration is outside it), and for
+stops decided against any incumbent. *From observed values to means:* the statement is about observed final
+values — what a full search would report. If each final value is within ``B`` of its run's mean (sub-Gaussian
+noise, the ``sigma`` radius), the answer's mean is within ``τ|v_*| + 2B`` of the best mean among the ``K``.
+*When the study's own curves contradict the bound* (``refine``: a finished run's curve exceeded ``ĝ`` at some
+rung, as a slow starter does) λ is raised to cover it and the certificate certifies no ε
+(:attr:`RungCertificate.violated_by`): runs stopped earlier were stopped with a bound the study has shown to
+be too tight for its task.
+
 **Heuristic option.** ``eta`` additionally stops a run that is not in the best ``⌈n/η⌉`` of the ``n`` values
 recorded at its rung (successive-halving style, as ASHA and Optuna's pruners do). It saves compute when ζ
 is wide, but the δ-guarantee no longer holds and the certificate says so (``guaranteed = False``).
@@ -96,6 +122,7 @@ from mf_sched.confidence import subgaussian_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
 from mf_sched.race import RaceBias
+from mf_sched.racing.curve_bound import CurveBound
 
 __all__ = ["RungEliminator", "RungCertificate", "RULES", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST"]
 
@@ -105,6 +132,9 @@ _STATUS_NAMES = {RUNNING: "running", STOPPED: "stopped", HALTED: "halted", FINIS
 _FORMAT = "mf_sched.RungEliminator/1"
 #: the decision rules: IISE's symmetric rule at a rung, or racing against the full-fidelity incumbent
 RULES = ("iise", "race")
+#: racing's promotion orders (see ``order``)
+ORDERS = ("estimate", "bound", "depth")
+_DEPTH = 1e12  # "depth" order: rung × _DEPTH + value ranks the highest rung first, then the best value
 
 
 @dataclass(frozen=True)
@@ -125,8 +155,10 @@ class RungCertificate:
         uncovered: runs that failed or were abandoned below the top rung without being stopped.
         cost: resource spent, ``Σ_i λ(highest rung i reported)`` (resumable accounting).
         rule: the decision rule (``"iise"`` or ``"race"``).
-        bias_source: where the bias bound came from (the ladder's ζ, or the :class:`~mf_sched.race.RaceBias`
-            source).
+        bias_source: where the bias bound came from (the ladder's ζ, the :class:`~mf_sched.race.RaceBias` or
+            :class:`~mf_sched.racing.curve_bound.CurveBound` source).
+        violated_by: runs whose observed curves exceeded the curve-aware bound the stops relied on (``epsilon``
+            is then None and ``guaranteed`` False).
     """
 
     key: Hashable | None
@@ -140,6 +172,7 @@ class RungCertificate:
     cost: float = 0.0
     rule: str = "iise"
     bias_source: str = ""
+    violated_by: tuple[Hashable, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -154,7 +187,18 @@ class RungCertificate:
             "cost": self.cost,
             "rule": self.rule,
             "bias_source": self.bias_source,
+            "violated_by": list(self.violated_by),
         }
+
+
+def _affine(form: str, ideal: float | None, b: float, v: float) -> float:
+    """:meth:`~mf_sched.race.RaceBias.optimistic` of one value with bound ``b``, in plain Python."""
+    if form == "absolute":
+        return v + b
+    if math.isinf(b):
+        return math.inf
+    room = max(float(ideal) - v, 0.0)  # type: ignore[arg-type]
+    return v + (b * room if room > 0 else 0.0)
 
 
 def _check_key(key: Any) -> Hashable:
@@ -184,19 +228,25 @@ class RungEliminator:
             (default ``⌈η⌉``).
         rule: ``"iise"`` (the symmetric rule at a rung, Eq. 3, with the ladder's ζ or γ) or ``"race"`` (against
             the full-fidelity incumbent with ``race_bias``; see the module docstring).
-        race_bias: the best arm's improvement bound ζ⁺ (:class:`~mf_sched.race.RaceBias`, its dict, or one
-            absolute value per rung); required by ``rule="race"``.
+        race_bias: the best arm's improvement bound: the curve-aware bound
+            (:class:`~mf_sched.racing.curve_bound.CurveBound` or its dict: the bound depends on each run's value
+            and slope at the rung, and values are compared as observed, without confidence radii: see "The
+            curve-aware bound" above), or the unconditional ζ⁺ per rung (:class:`~mf_sched.race.RaceBias`, its
+            dict, or one absolute value per rung); required by ``rule="race"``.
         fixed_arms: ``rule="race"`` only: the runs are a set fixed before any evaluation (a grid, a candidate
             set), so the lower-deviation radius needs a union over rungs only (``δ/(3M)``), not over runs.
         refine: ``rule="race"`` only: when a run reaches the top, raise ζ⁺ at every rung where that run
-            improved by more than ζ⁺ allows (never lowered; the certificate's ``bias_source`` says so). A
-            prior calibrated on other tasks is then corrected by the study's own strong runs.
+            improved by more than ζ⁺ allows (a curve-aware bound: raise its λ to the run's largest score), never
+            lower it; the certificate says so (``bias_source``, ``violated_by``). A prior calibrated on other
+            tasks is then corrected by the study's own runs.
         order: ``rule="race"`` only: the promotion order of :meth:`priority` / :meth:`ranked`. ``"estimate"``
             (default): the estimated final value, ``ζ⁺``'s *typical* improvement added to the run's latest
             value — the most promising run goes first and reaches the top early. ``"bound"``: the optimistic
             bound ``U_i`` (A*-like); while ζ⁺ is loose at the cheap rungs this is nearly breadth-first (every
             run climbs to the middle rungs before any reaches the top), which is what racing cannot use.
-            Either order only decides *which* run is promoted; what may be stopped is the rule's.
+            ``"depth"``: the highest rung first, then the best value there (the anytime schedule's certification
+            phase: the runs nearest to an answer finish first).
+            Any order only decides *which* run is promoted; what may be stopped is the rule's.
     """
 
     def __init__(
@@ -211,7 +261,7 @@ class RungEliminator:
         eta: float | None = None,
         min_rung_reports: int | None = None,
         rule: str = "iise",
-        race_bias: RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
+        race_bias: CurveBound | RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
         fixed_arms: bool = False,
         refine: bool = False,
         order: str = "estimate",
@@ -240,25 +290,32 @@ class RungEliminator:
         if rule not in RULES:
             raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
         self.rule = rule
+        self.curve_bound: CurveBound | None = None
+        self.race_bias: RaceBias | None = None
         if rule == "race":
             if race_bias is None:
                 raise ValueError(
-                    "rule = 'race' needs race_bias= (ζ⁺ per rung: a RaceBias, e.g. mf_sched.race.race_prior(...) or "
-                    "mf_sched.curves.calibration.calibrate_race(...).bias(), or a list of absolute values)"
+                    "rule = 'race' needs race_bias= (a CurveBound, e.g. mf_sched.racing.shipped_curve_bound('unit')"
+                    ".select(...); or ζ⁺ per rung: a RaceBias, e.g. mf_sched.race.race_prior(...), or a list of "
+                    "absolute values)"
                 )
             if eta is not None:
                 raise ValueError("eta (the heuristic halving cut) applies to rule = 'iise' only")
-            self.race_bias: RaceBias | None = RaceBias.coerce(race_bias, M)
-        else:
-            if race_bias is not None:
-                raise ValueError("race_bias is used by rule = 'race' only")
-            self.race_bias = None
+            if isinstance(race_bias, CurveBound) or (isinstance(race_bias, Mapping) and "hi" in race_bias):
+                self.curve_bound = race_bias if isinstance(race_bias, CurveBound) else CurveBound.from_dict(race_bias)
+            else:
+                self.race_bias = RaceBias.coerce(race_bias, M)
+        elif race_bias is not None:
+            raise ValueError("race_bias is used by rule = 'race' only")
+        res = np.asarray(ladder.resources if ladder.resources is not None else ladder.costs, dtype=float)
+        self._frac = res / res[-1]  # each rung's fraction of training (the curve bound's clock)
+        self._inc: tuple[int, float] | None = (-1, -math.inf)  # racing: the incumbent (row, lower bound) cached
         self.fixed_arms = bool(fixed_arms)
         if refine and rule != "race":
             raise ValueError("refine is used by rule = 'race' only")
         self.refine = bool(refine)
-        if order not in ("estimate", "bound"):
-            raise ValueError(f"order = {order!r} is unknown; accepted: 'estimate', 'bound'")
+        if order not in ORDERS:
+            raise ValueError(f"order = {order!r} is unknown; accepted: {', '.join(map(repr, ORDERS))}")
         self.order = order
         self.margin = (
             2.0 * np.asarray(ladder.zeta, dtype=float) if bias == "zeta" else np.asarray(ladder.gamma, dtype=float)
@@ -353,10 +410,14 @@ class RungEliminator:
             self._reached[row] = rung
         if rung == self.M - 1 and self._status[row] == RUNNING:
             self._status[row] = FINISHED
-        if self.race_bias is not None:
-            if rung == self.M - 1 and self.refine:
-                self._refine(np.array([row]))
-            self._update_upper(np.array([row]))
+        if self.curve_bound is not None:
+            if rung == self.M - 1 and self.refine and self._refine_curve(np.array([row])):
+                return
+            self._update_upper_one(row, rung, v)
+        elif self.race_bias is not None:
+            if rung == self.M - 1 and self.refine and self._refine(np.array([row])):
+                return
+            self._update_upper_one_zeta(row, rung, v)
 
     def report_many(
         self, keys: Sequence[Hashable], values: Any, *, index: Sequence[int] | None = None, trusted: bool = False
@@ -417,9 +478,12 @@ class RungEliminator:
         self._reached[rows] = np.maximum(self._reached[rows], top_rung)
         fin = have[:, -1] & (self._status[rows] == RUNNING)
         self._status[rows[fin]] = FINISHED
-        if self.race_bias is not None:
+        if self.race_bias is not None or self.curve_bound is not None:
             if self.refine and have[:, -1].any():
-                self._refine(rows[have[:, -1]])
+                if self.curve_bound is not None:
+                    self._refine_curve(rows[have[:, -1]])
+                else:
+                    self._refine(rows[have[:, -1]])
                 self._update_upper(np.arange(len(self._keys)))
             else:
                 self._update_upper(rows)
@@ -503,8 +567,9 @@ class RungEliminator:
         return s * subgaussian_radius(self.replicas, d / 2.0, 1.0)
 
     def _race_low(self, rows: np.ndarray, rung: int | np.ndarray) -> np.ndarray:
-        """Racing: one-sided lower radius at ``rung`` (below the top): ``δ/(3M)`` with fixed arms, else per run."""
-        s = self.sigma[rung]
+        """Racing: one-sided lower radius at ``rung`` (below the top): ``δ/(3M)`` with fixed arms, else per run
+        (none with a curve-aware bound: it is calibrated on observed values)."""
+        s = self.sigma[rung] if self.curve_bound is None else np.zeros(np.shape(self.sigma[rung]))
         if rows.size == 0 or np.all(s == 0.0):
             return np.zeros(rows.shape) if np.ndim(s) == 0 else np.zeros(np.broadcast_shapes(rows.shape, s.shape))
         if self.fixed_arms:
@@ -516,8 +581,8 @@ class RungEliminator:
         return s * subgaussian_radius(self.replicas, d, 1.0)
 
     def _race_top(self, rows: np.ndarray) -> np.ndarray:
-        """Racing: the top-rung radius, ``δ/(3K)`` (``δ_k/3``) per run and side."""
-        s = float(self.sigma[self.M - 1])
+        """Racing: the top-rung radius, ``δ/(3K)`` (``δ_k/3``) per run and side (none with a curve-aware bound)."""
+        s = float(self.sigma[self.M - 1]) if self.curve_bound is None else 0.0
         if s == 0.0 or rows.size == 0:
             return np.zeros(rows.shape)
         return s * subgaussian_radius(self.replicas, self._delta_run(rows) / 3.0, 1.0)
@@ -527,6 +592,10 @@ class RungEliminator:
         """Recompute ``U_i`` for ``rows``: the tightest optimistic bound on the final value over the rungs
         reported (each rung gives a valid bound on the event of the module docstring); a top-rung value
         gives ``v(M) + B``."""
+        self._inc = None  # the incumbent is found again when asked (values may have changed in bulk)
+        if self.curve_bound is not None:
+            self._update_upper_curve(rows)
+            return
         assert self.race_bias is not None
         top = self.M - 1
         v = self._vals[rows, :top]
@@ -547,8 +616,120 @@ class RungEliminator:
         est = np.where(r == top, latest, self.race_bias.estimate(latest, np.clip(r, 0, top)))
         self._est[rows] = np.where(r < 0, np.inf, est)
 
-    def _refine(self, rows: np.ndarray) -> None:
-        """Raise ζ⁺ where the top-rung runs ``rows`` improved by more than it allows (see ``refine``)."""
+    def _curve_inputs(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Values below the top of ``rows``, their previous rung's values and the two fractions (broadcast)."""
+        top = self.M - 1
+        v = self._vals[rows, :top]
+        prev = np.concatenate([np.full((rows.size, 1), np.nan), self._vals[rows, : top - 1]], axis=1)
+        f = self._frac[:top]
+        pf = np.concatenate([[np.nan], self._frac[: top - 1]])
+        return v, prev, f, pf
+
+    def _update_upper_curve(self, rows: np.ndarray) -> None:
+        """``U_i`` with the curve-aware bound: ``min_m v_i(m) + ĝ(x_i(m))`` (``v_i(M)`` at the top), and the
+        estimate ``v_i(r) + q_med(x_i(r))`` at the run's highest rung ``r``."""
+        cb = self.curve_bound
+        assert cb is not None
+        top = self.M - 1
+        if rows.size == 0:
+            return
+        if top:
+            v, prev, f, pf = self._curve_inputs(rows)
+            have = ~np.isnan(v)
+            with np.errstate(invalid="ignore"):
+                g = cb.gain(np.where(have, v, 0.0), prev, f, pf)
+                t = cb.typical(np.where(have, v, 0.0), prev, f, pf)
+            ub = np.where(have, v + g, np.inf)
+            u = ub.min(axis=1)
+        else:
+            u = np.full(rows.size, np.inf)
+        vt = self._vals[rows, top]
+        u = np.where(np.isnan(vt), u, vt)
+        self._upper[rows] = u
+        r = self._reached[rows]
+        latest = self._vals[rows, np.maximum(r, 0)]
+        if top:
+            rr = np.clip(r, 0, top - 1)
+            est = np.where(r == top, latest, latest + t[np.arange(rows.size), rr])
+        else:
+            est = latest
+        self._est[rows] = np.where(r < 0, np.inf, est)
+
+    def _update_upper_one(self, row: int, rung: int, v: float) -> None:
+        """One new value (:meth:`report`): the same numbers as :meth:`_update_upper_curve`, in plain Python."""
+        cb = self.curve_bound
+        assert cb is not None
+        if rung == self.M - 1:
+            self._upper[row] = v
+            self._est[row] = v
+            if self._inc is not None and v > self._inc[1]:
+                self._inc = (row, v)
+            return
+        prev = float(self._vals[row, rung - 1]) if rung else math.nan
+        g, t = cb.gain_one(v, prev, float(self._frac[rung]), float(self._frac[rung - 1]) if rung else math.nan)
+        if v + g < self._upper[row]:
+            self._upper[row] = v + g
+        if rung == self._reached[row]:
+            self._est[row] = v + t
+
+    def _update_upper_one_zeta(self, row: int, rung: int, v: float) -> None:
+        """One new value with ζ⁺ (:meth:`report`): the numbers of :meth:`_update_upper`, in plain Python."""
+        b = self.race_bias
+        assert b is not None
+        if rung == self.M - 1:
+            self._upper[row] = v + self._radius_one(row, rung)
+            self._est[row] = v
+            if self._inc is not None and v - self._radius_one(row, rung) > self._inc[1]:
+                self._inc = (row, v - self._radius_one(row, rung))
+            return
+        u = _affine(b.form, b.ideal, b.upper[rung], v + self._radius_one(row, rung))
+        if u < self._upper[row]:
+            self._upper[row] = u
+        if rung == self._reached[row]:
+            self._est[row] = _affine(b.form, b.ideal, b.typical[rung], v)  # type: ignore[index]
+
+    def _radius_one(self, row: int, rung: int) -> float:
+        """:meth:`_race_low` (below the top) or :meth:`_race_top` of one run, in plain Python."""
+        s = float(self.sigma[rung]) if self.curve_bound is None else 0.0
+        if s == 0.0:
+            return 0.0
+        if self.n_arms is not None:
+            d = self.delta / self.n_arms
+        else:
+            k = float(self._order[row]) + 1.0
+            d = 6.0 * self.delta / (math.pi**2 * k * k)
+        if rung == self.M - 1:
+            d /= 3.0
+        else:
+            d = self.delta / (3.0 * self.M) if self.fixed_arms else d / (3.0 * self.M)
+        return s * math.sqrt(2.0 * math.log(1.0 / d) / self.replicas)
+
+    def _refine_curve(self, rows: np.ndarray) -> bool:
+        """Raise the curve bound's λ to the largest score of the top-rung runs ``rows`` where a run's curve
+        exceeded it (see ``refine``); every bound is then recomputed. Returns whether it was raised."""
+        cb = self.curve_bound
+        assert cb is not None
+        top = self.M - 1
+        if top == 0 or rows.size == 0:
+            return False
+        v, prev, f, pf = self._curve_inputs(rows)
+        final = self._vals[rows, top : top + 1]
+        have = ~np.isnan(v) & ~np.isnan(final)
+        with np.errstate(invalid="ignore"):
+            sc = np.where(have, cb.score(np.where(have, v, 0.0), prev, f, pf, np.where(have, final, 0.0)), -np.inf)
+        sc = np.where(np.isfinite(np.asarray(f)) & (np.asarray(f) >= cb.grid_first[0] * (1 - 1e-9)), sc, -np.inf)
+        worst = sc.max(axis=1)
+        over = worst > cb.lam + 1e-12
+        if not over.any():
+            return False
+        keys = [self._keys[i] for i in rows[over].tolist()]
+        self.curve_bound = cb.raised(float(worst.max()) + 1e-9, keys)
+        self._update_upper(np.arange(len(self._keys)))
+        return True
+
+    def _refine(self, rows: np.ndarray) -> bool:
+        """Raise ζ⁺ where the top-rung runs ``rows`` improved by more than it allows (see ``refine``); every bound
+        is then recomputed. Returns whether it was raised."""
         b = self.race_bias
         assert b is not None
         top = self.M - 1
@@ -563,7 +744,7 @@ class RungEliminator:
         up = np.asarray(b.upper, dtype=float)
         need = np.isfinite(up[:top]) & (seen > up[:top])
         if not need.any():
-            return
+            return False
         new = up.copy()
         new[:top] = np.where(need, seen, up[:top])
         new = np.maximum.accumulate(np.where(np.isinf(new), -np.inf, new)[::-1])[::-1]
@@ -581,22 +762,33 @@ class RungEliminator:
         )
         n = len(self._keys)
         self._update_upper(np.arange(n))
+        return True
 
-    def set_race_bias(self, race_bias: RaceBias | Sequence[float] | Mapping[str, Any]) -> None:
+    def set_race_bias(self, race_bias: CurveBound | RaceBias | Sequence[float] | Mapping[str, Any]) -> None:
         """Replace ζ⁺ (e.g. a prior chosen once the metric's family is known); every bound is recomputed.
         Runs already stopped stay stopped."""
         self._need_race()
-        self.race_bias = RaceBias.coerce(race_bias, self.M)
+        if isinstance(race_bias, CurveBound) or (isinstance(race_bias, Mapping) and "hi" in race_bias):
+            self.curve_bound = race_bias if isinstance(race_bias, CurveBound) else CurveBound.from_dict(race_bias)
+            self.race_bias = None
+        else:
+            self.race_bias, self.curve_bound = RaceBias.coerce(race_bias, self.M), None  # type: ignore[arg-type]
         n = len(self._keys)
         if self.refine and n:
             top = np.flatnonzero(~np.isnan(self._vals[:n, self.M - 1]))
             if top.size:
-                self._refine(top)
+                if self.curve_bound is not None:
+                    self._refine_curve(top)
+                else:
+                    self._refine(top)
         self._update_upper(np.arange(n))
 
     def incumbent(self) -> tuple[Hashable | None, float]:
         """Racing: the run with the best top-rung lower bound ``v_j(M) − B_j`` and that bound (``−inf`` when
         no run has reached the top)."""
+        if self._inc is not None:
+            row, lcb = self._inc
+            return (None if row < 0 else self._keys[row]), lcb
         n = len(self._keys)
         top = self.M - 1
         vt = self._vals[:n, top]
@@ -605,6 +797,7 @@ class RungEliminator:
             return None, -math.inf
         lcb = vt[rows] - self._race_top(rows)
         i = int(np.argmax(lcb))
+        self._inc = (int(rows[i]), float(lcb[i]))
         return self._keys[int(rows[i])], float(lcb[i])
 
     def priority(self, key: Hashable) -> float:
@@ -619,6 +812,13 @@ class RungEliminator:
         return float(self._upper[self._row(key)])
 
     def _priorities(self) -> np.ndarray:
+        if self.order == "depth":
+            n = len(self._keys)
+            r = self._reached[:n]
+            latest = self._vals[np.arange(n), np.maximum(r, 0)]
+            out = np.full(self._est.shape, np.inf)
+            out[:n] = np.where(r < 0, np.inf, r * _DEPTH + np.clip(latest, -_DEPTH / 4, _DEPTH / 4))
+            return out
         return self._est if self.order == "estimate" else self._upper
 
     def ranked(self, keys: Iterable[Hashable]) -> list[Hashable]:
@@ -663,21 +863,53 @@ class RungEliminator:
         self._stop_rung[hit] = self._reached[hit]
         return [self._keys[i] for i in hit.tolist()]
 
-    def best_estimate(self) -> tuple[Hashable | None, int, float | None]:
-        """An answer from every rung's evidence: the run with the best estimated final value — its top-rung
-        value once it has one, else :meth:`~mf_sched.race.RaceBias.estimate` of its value at its highest
-        rung (the calibrated typical improvement of a strong run; ``rule="iise"``: the value itself). Runs
-        stopped by the rule are excluded. Returns ``(key, rung it rests on, estimate)``; used when a budget
-        ends before the race does."""
+    def answer(self) -> tuple[Hashable | None, int, float | None]:
+        """The answer from the best evidence at any moment: the run with the best *latest* value — its final
+        value once it reached the top, else its value at its highest rung (never an optimistic extrapolation,
+        which would prefer an unfinished run by the selection effect of taking a maximum). A run trained to
+        full fidelity therefore loses to a lower-rung run only if that run is already better than it where
+        it stands (on a metric that improves with training it can only get better); ties go to the higher
+        rung, then to registration order. This is the answer rule of Ray Tune's ``scope="last"``, so an
+        anytime schedule that does ASHA's work first answers as ASHA does. Runs stopped by the rule are
+        excluded. Returns ``(key, rung it rests on, value)``."""
         n = len(self._keys)
         rows = np.flatnonzero(np.isin(self._status[:n], (RUNNING, FINISHED, LOST)) & (self._reached[:n] >= 0))
         if rows.size == 0:
             return None, -1, None
         r = self._reached[rows]
         v = self._vals[rows, r]
-        est = v if self.race_bias is None else np.where(r == self.M - 1, v, self.race_bias.estimate(v, r))
-        i = int(np.lexsort((rows, -r, -est))[0])  # best estimate; ties: the higher rung, then registration
-        return self._keys[int(rows[i])], int(r[i]), float(est[i])
+        i = int(np.lexsort((rows, -r, -v))[0])
+        return self._keys[int(rows[i])], int(r[i]), float(v[i])
+
+    def promotable(self, eta: float, *, exclude: Iterable[Hashable] = ()) -> list[Hashable]:
+        """ASHA's promotions (Li et al. 2020, *A System for Massively Parallel Hyperparameter Tuning*, MLSys,
+        Algorithm 2): running runs paused at a rung ``m`` below the top whose value is among the best
+        ``max(1, ⌊n_m / η⌋)`` of the ``n_m`` values recorded at ``m`` (the best always, as Optuna's
+        ``SuccessiveHalvingPruner`` and Ray's ``ASHAScheduler`` let the first run at a rung go on); highest rung
+        first, then best value. ``exclude``:
+        runs that are busy. The anytime schedule (:mod:`mf_sched.racing.schedule`) does this work first."""
+        n = len(self._keys)
+        if n == 0:
+            return []
+        skip = np.zeros(n, dtype=bool)
+        for k in exclude:
+            row = self._index_of.get(k)
+            if row is not None:
+                skip[row] = True
+        st, reached = self._status[:n], self._reached[:n]
+        out: list[Hashable] = []
+        for m in range(self.M - 2, -1, -1):
+            v = self._vals[:n, m]
+            have = ~np.isnan(v)
+            if not have.any():
+                continue
+            keep = max(1, int(have.sum() // eta))  # the best is always promotable (as Optuna's and Ray's ASHA)
+            cut = np.sort(v[have])[::-1][keep - 1]
+            cand = np.flatnonzero((reached == m) & (st == RUNNING) & ~skip & have & (v >= cut))
+            if cand.size:
+                cand = cand[np.lexsort((cand, -v[cand]))]
+                out.extend(self._keys[int(i)] for i in cand.tolist())
+        return out
 
     def _need_race(self) -> None:
         if self.rule != "race":
@@ -727,7 +959,13 @@ class RungEliminator:
         if st in (STOPPED, HALTED):
             return True
         if self.rule == "race":
-            return bool(self.eliminate([key])) if st == RUNNING else False
+            if st != RUNNING or not 0 <= self._reached[row] < self.M - 1:
+                return False
+            if self._upper[row] < self.incumbent()[1]:  # eliminate([key]) without building arrays
+                self._status[row] = STOPPED
+                self._stop_rung[row] = self._reached[row]
+                return True
+            return False
         for m in range(int(self._reached[row]) + 1):
             if math.isnan(self._vals[row, m]):
                 continue
@@ -790,15 +1028,27 @@ class RungEliminator:
         have = np.flatnonzero(~np.isnan(vtop))
         uncovered = tuple(self._keys[i] for i in np.flatnonzero((st == LOST) & (self._reached[:n] < top)).tolist())
         src = self.bias_source
+        violated = self.violated_by
         if have.size == 0:
             return RungCertificate(
-                None, None, False, None, False, self.delta, counts, uncovered, self.cost, self.rule, src
+                None,
+                None,
+                False,
+                None,
+                False,
+                self.delta,
+                counts,
+                uncovered,
+                self.cost,
+                self.rule,
+                src,
+                violated_by=violated,
             )
         # best top-rung value; ties broken by registration order (deterministic in every process)
         rho = int(have[np.argmax(vtop[have])])
         surviving = np.flatnonzero(np.isin(st, (RUNNING, FINISHED, LOST)))
         running_below = surviving[(st[surviving] == RUNNING) & (self._reached[surviving] < top)]
-        guaranteed = not self._halted_any
+        guaranteed = not self._halted_any and not violated
         eps: float | None = None
         identified = False
         if running_below.size == 0:
@@ -811,6 +1061,8 @@ class RungEliminator:
                 b = self._radii(others, top)
                 b_rho = float(self._radii(np.array([rho]), top)[0])
                 eps = max(0.0, float(np.max(vtop[others] + b)) - (float(vtop[rho]) - b_rho))
+        if violated:
+            eps = None  # the study's own curves exceeded the bound its stops relied on: no ε can be certified
         return RungCertificate(
             key=self._keys[rho],
             value=float(vtop[rho]),
@@ -823,11 +1075,24 @@ class RungEliminator:
             cost=self.cost,
             rule=self.rule,
             bias_source=src,
+            violated_by=violated,
         )
+
+    @property
+    def violated_by(self) -> tuple[Hashable, ...]:
+        """Runs of this study whose observed curves exceeded the curve-aware bound in force (``refine`` then
+        raised it): stops made before may have been wrong, so the certificate certifies no ε."""
+        return tuple(self.curve_bound.raised_by) if self.curve_bound is not None else ()
 
     @property
     def bias_source(self) -> str:
         """Where the bias bound of the decisions comes from."""
+        if self.curve_bound is not None:
+            cb = self.curve_bound
+            extra = (
+                f" [λ raised to {cb.lam:.3g} by the study's own curves: {list(cb.raised_by)}]" if cb.raised_by else ""
+            )
+            return (cb.source or "given curve bound") + extra
         if self.race_bias is not None:
             return self.race_bias.source or "given ζ⁺"
         return "ladder γ" if self.bias == "gamma" else "ladder ζ"
@@ -848,10 +1113,21 @@ class RungEliminator:
                     "stopped": int(((self._stop_rung[:n] == m) & (self._status[:n] == STOPPED)).sum()),
                     "halted": int(((self._stop_rung[:n] == m) & (self._status[:n] == HALTED)).sum()),
                     "best": float(v[have].max()) if have.any() else None,
-                    "margin": float(self.margin[m] if self.race_bias is None else self.race_bias.upper[m]),
+                    "margin": self._margin(m),
                 }
             )
         return out
+
+    def _margin(self, m: int) -> float:
+        """The bias margin shown per rung: ``2ζ(m)`` / ``γ(m)`` (IISE), ``ζ⁺(m)``, or the curve-aware bound's
+        gain for the best value recorded at the rung read as a first rung (an indication: it varies by run)."""
+        if self.curve_bound is not None:
+            n = len(self._keys)
+            v = self._vals[:n, m]
+            if m == self.M - 1 or not (~np.isnan(v)).any():
+                return 0.0 if m == self.M - 1 else math.inf
+            return float(self.curve_bound.gain_one(float(np.nanmax(v)), math.nan, float(self._frac[m]), math.nan)[0])
+        return float(self.margin[m] if self.race_bias is None else self.race_bias.upper[m])
 
     def describe(self) -> str:
         """One line per rung, for ``debug_string`` and logs."""
@@ -881,7 +1157,13 @@ class RungEliminator:
             "eta": self.eta,
             "min_rung_reports": self.min_rung_reports,
             "rule": self.rule,
-            "race_bias": None if self.race_bias is None else self.race_bias.to_dict(),
+            "race_bias": (
+                self.curve_bound.to_dict()
+                if self.curve_bound is not None
+                else None
+                if self.race_bias is None
+                else self.race_bias.to_dict()
+            ),
             "fixed_arms": self.fixed_arms,
             "refine": self.refine,
             "order": self.order,
@@ -947,6 +1229,6 @@ class RungEliminator:
         have = ~np.isnan(eng._vals[:n])
         eng._reached[:n] = np.where(have.any(axis=1), eng.M - 1 - np.argmax(have[:, ::-1], axis=1), -1)
         eng._halted_any = bool(d["halted_any"])
-        if eng.race_bias is not None and n:
+        if (eng.race_bias is not None or eng.curve_bound is not None) and n:
             eng._update_upper(np.arange(n))
         return eng

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mf_sched import FidelityLadder, Instance, Policy, policy_for, run_policy
 from mf_sched._serialize import StateFormatError
 from mf_sched.policies.race import Race
-from mf_sched.race import RaceBias, metric_family, prior_families, race_prior
+from mf_sched.race import RaceBias, metric_family, metric_transform, prior_families, race_prior
 from mf_sched.rungs import RungEliminator
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.3, 0.1, 0.0], resources=[1, 3, 9])
@@ -77,9 +77,18 @@ def test_metric_family():
     assert metric_family([0.2, 0.97], "max") == "unit"
     assert metric_family([0.2, 0.05], "min") == "unit"
     assert metric_family([3.2, 0.4], "min") == "loss"
-    assert metric_family([-1.0, 3.0], "max") is None
-    assert metric_family([2.0, 30.0], "max") is None
+    assert metric_family([-1.0, 3.0], "max") is None  # a score of both signs: no family
+    assert metric_family([2.0, 30.0], "max") == "unit"  # a percentage
+    assert metric_family([-2.3, -0.4], "max") == "loss"  # a negated loss (neg_log_loss)
+    assert metric_family([120.0, 30.0], "max") is None  # a maximised score above 100
     assert metric_family([float("nan")], "max") is None
+    fam = metric_transform([12.0, 97.5], "max")
+    assert (fam.name, fam.offset, fam.scale) == ("unit", 0.0, 100.0)
+    fam = metric_transform([0.3, 0.05], "min")  # an error rate: 1 − error reads like an accuracy
+    assert (fam.name, fam.offset, fam.scale) == ("unit", -1.0, 1.0)
+    assert metric_transform([0.3, 0.05], "min", "loss").name == "loss"  # named: a loss that stays below 1
+    with pytest.raises(ValueError, match="metric_family = 'reward' is unknown; accepted: 'accuracy'"):
+        metric_transform([1.0], "max", "reward")
 
 
 # ------------------------------------------------------------------------------------------ engine
@@ -154,16 +163,18 @@ def test_race_state_roundtrip_keeps_decisions():
         RungEliminator.from_state_dict(bad)
 
 
-def test_best_estimate_uses_every_rung():
+def test_answer_uses_the_best_evidence():
     e = RungEliminator(LADDER, rule="race", race_bias=RaceBias(upper=[0.3, 0.1, 0.0], typical=[0.2, 0.05, 0.0]))
-    assert e.best_estimate() == (None, -1, None)
+    assert e.answer() == (None, -1, None)
     e.report("done", 0, 0.5)
     e.report("done", 1, 0.6)
     e.report("done", 2, 0.7)
     e.report("climbing", 0, 0.55)
-    e.report("climbing", 1, 0.68)  # 0.68 + 0.05 = 0.73 > 0.70
-    e.report("early", 0, 0.45)  # 0.45 + 0.2 = 0.65
-    assert e.best_estimate() == ("climbing", 1, pytest.approx(0.73))
+    e.report("climbing", 1, 0.68)  # its estimate 0.68 + 0.05 = 0.73 > 0.70, but it is not better yet
+    e.report("early", 0, 0.45)
+    assert e.answer() == ("done", 2, 0.7)  # the finished run: nothing is better where it stands
+    e.report("climbing", 2, 0.71)
+    assert e.answer() == ("climbing", 2, 0.71)
 
 
 @settings(max_examples=60, deadline=None)
@@ -267,11 +278,19 @@ def test_policy_delta_correct_on_random_instances():
 def test_policy_drops_an_arm_that_keeps_failing_and_answers_early_under_a_budget():
     inst = _instance([[0.2, 0.3, 0.35], [0.5, 0.6, 0.62], [0.55, 0.7, 0.8]], [0.3, 0.12, 0.0])
     p: Race = policy_for("race", inst, delta=0.05, seed=0, max_failures=2)
-    for _ in range(2):
-        q = next(q for q in p.ask_batch(3) if q.arm == 0 or p.give_back(q))  # fail arm 0, return the others
-        p.give_back(q)
-    assert all(q.arm != 0 for q in p.ask_batch(3))
-    assert p.recommendation().details["dropped"] == [0]
+    failed = 0
+    while failed < 2:  # arm 0's pulls fail; the others are evaluated
+        for q in p.ask_batch(3):
+            if q.arm == 0:
+                p.give_back(q)
+                failed += 1
+            else:
+                p.tell(q, inst.means[q.arm, q.fidelity])
+    while not p.done:
+        q = p.ask()
+        assert q.arm != 0  # dropped: never handed out again
+        p.tell(q, inst.means[q.arm, q.fidelity])
+    assert p.recommendation().details["dropped"] == [0] and p.recommendation().arm == 2
     b = policy_for("race", inst, delta=0.05, seed=0, budget=6.0)  # rung 0 of 3 arms (3), one promotion (3)
     while not b.done:
         q = b.ask()

@@ -8,27 +8,31 @@ full-fidelity lower bound ``max_j v_j(M) − B_j``; ``ζ⁺`` bounds only the *b
 arm is never stopped with probability ``≥ 1 − δ − α`` (``α``: the miscoverage of ``ζ⁺``).
 
 Order (resumable runs: an arm is a training run that advances one rung per pull, paying
-``λ(m) − λ(m − 1)`` under ``semantics="resumable"``): every pull advances the arm with the highest priority
-(:meth:`~mf_sched.rungs.RungEliminator.priority`): arms not yet started first, then the run with the best
-*estimated* final value (its latest value plus ζ⁺'s typical improvement; ``order="bound"`` uses the optimistic
-bound instead, which is nearly breadth-first while ζ⁺ is loose). The most promising run thus reaches the top
-early and becomes the incumbent against which the others are raced; a paused run is resumed only while it
-can still beat the incumbent (it is stopped, without being resumed, when a better incumbent arrives:
-freeze-thaw). There is no barrier: with
-``W`` workers, ``W`` different arms are in flight whenever that many can still win.
+``λ(m) − λ(m − 1)`` under ``semantics="resumable"``): the anytime schedule of :mod:`mf_sched.racing.schedule`
+(``schedule="anytime"``, default): ASHA's promotions first (an arm paused at rung ``m`` among the best
+``⌊n_m/η⌋`` values there goes up one rung, the highest rung first), then a new arm (in a seeded random order),
+then — once ASHA has nothing to do — the paused arm at the highest rung with the best value (``order="depth"``;
+``"estimate"``: the best estimated final value, its latest value plus the bound's typical improvement;
+``"bound"``: the optimistic bound). Stopping the policy at any
+budget therefore answers at least as well as ASHA would have, and running it to the end certifies.
+``schedule="best-first"``: every arm to the first rung, then best-first (the order before the anytime schedule).
+A paused run is resumed only while it can still beat the incumbent (it is stopped, without being resumed, when a
+better incumbent arrives: freeze-thaw). There is no barrier: with ``W`` workers, ``W`` different arms are in
+flight whenever that many can still win.
 
 Answer: once every arm is stopped or at the top, the best top-rung value, ε-certified
 (:meth:`~mf_sched.rungs.RungEliminator.certificate`; ``certified`` when it is the only arm left). Before that
-(a budget, a user asking early) the answer uses every rung's evidence: the arm with the best *estimated*
-final value (:meth:`~mf_sched.rungs.RungEliminator.best_estimate`), and ``details["rung"]`` says which rung it
+(a budget, a user asking early) the answer is the best evidence: the arm with the best latest value, a finished
+arm preferred on ties (:meth:`~mf_sched.rungs.RungEliminator.answer`), and ``details["rung"]`` says which rung it
 rests on.
 
 Failures: a pull given back (a failed evaluation) can be retried; after ``max_failures`` failures the arm is
 dropped (``details["dropped"]``; the guarantee then covers the other arms only).
 
 ``race_bias`` defaults to the ladder's ζ (a valid, conservative ζ⁺: the best arm's improvement is at most its
-bias); pass a calibrated ζ⁺ (:func:`mf_sched.curves.calibration.calibrate_race`, :func:`mf_sched.race.race_prior`) to
-prune more.
+bias); pass the curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound` ``(...).select(...)``, or your own
+fit, :func:`mf_sched.racing.fit.fit_curve_bound`) or a calibrated ζ⁺ (:func:`mf_sched.race.race_prior`) to prune
+more.
 
 Example:
     >>> from mf_sched import FidelityLadder
@@ -48,6 +52,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Mapping, Sequence
@@ -56,10 +61,12 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import encode
-from mf_sched._validate import check_delta, check_int
+from mf_sched._validate import check_choice, check_delta, check_int, check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation
 from mf_sched.race import RaceBias
+from mf_sched.racing.curve_bound import CurveBound
+from mf_sched.racing.schedule import SCHEDULES
 from mf_sched.registry import register
 from mf_sched.rungs import RungEliminator
 
@@ -71,23 +78,29 @@ class Race(Policy):
     """Racing against the full-fidelity incumbent (see the module docstring).
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`; ``noise`` gives σ.
+        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`; ``noise`` gives σ; ``seed``
+            also draws the order in which arms are started.
         delta: confidence δ ∈ (0, 1).
-        race_bias: ζ⁺ per rung (:class:`~mf_sched.race.RaceBias`, its dict, or absolute values); default the
-            ladder's ζ.
+        race_bias: the improvement bound: a :class:`~mf_sched.racing.curve_bound.CurveBound` (curve-aware) or ζ⁺
+            per rung (:class:`~mf_sched.race.RaceBias`, its dict, or absolute values); default the ladder's ζ.
         fixed_arms: the arms are fixed before any evaluation (True for a simulated instance or a candidate
             set): the lower radius then needs a union over rungs only (see :mod:`mf_sched.rungs`).
         max_failures: failed pulls (given back) tolerated per arm before it is dropped (≥ 1).
-        order: promotion order, ``"estimate"`` (default) or ``"bound"`` (see :class:`~mf_sched.rungs.RungEliminator`).
+        order: the resumption order of the certification phase, ``"depth"`` (default: the highest rung first,
+            then the best value), ``"estimate"`` or ``"bound"`` (see :class:`~mf_sched.rungs.RungEliminator`).
+        schedule: ``"anytime"`` (default) or ``"best-first"`` (see :mod:`mf_sched.racing.schedule`).
+        eta: ASHA's reduction factor η > 1 for the promotions of the anytime schedule (default 3).
     """
 
     name = "race"
     paper = (
         "mf-sched's racing rule (mf_sched.rungs): Poiani, Metelli, Restelli 2022 (NeurIPS) Eq. 3 made one-sided "
-        "against a full-fidelity incumbent, with the best arm's bias bound ζ⁺"
+        "against a full-fidelity incumbent, with the best arm's bias bound; ASHA's order first (Li et al. 2020, MLSys)"
     )
-    summary = "race runs against the best full-fidelity result with the best arm's ζ⁺; best-first, no barrier"
-    _state_attrs = ("_engine_state", "_reached", "_alive", "_busy", "_failures")
+    summary = (
+        "race runs against the best full-fidelity result; ASHA's promotions first, then best-first to a certificate"
+    )
+    _state_attrs = ("_engine_state", "_reached", "_alive", "_busy", "_failures", "_start_order")
 
     def __init__(
         self,
@@ -95,16 +108,22 @@ class Race(Policy):
         ladder: FidelityLadder,
         *,
         delta: float = 0.05,
-        race_bias: RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
+        race_bias: CurveBound | RaceBias | Sequence[float] | Mapping[str, Any] | None = None,
         fixed_arms: bool = True,
         max_failures: int = 3,
-        order: str = "estimate",
+        order: str = "depth",
+        schedule: str = "anytime",
+        eta: float = 3.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_arms, ladder, **kwargs)
         self.delta = check_delta(delta)
-        bias = RaceBias.coerce(race_bias if race_bias is not None else ladder.zeta, ladder.M)
+        bias: Any = race_bias if race_bias is not None else ladder.zeta
+        if not isinstance(bias, CurveBound):
+            bias = bias if isinstance(bias, Mapping) and "hi" in bias else RaceBias.coerce(bias, ladder.M)
         self.max_failures = check_int("max_failures", max_failures, 1)
+        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+        self.eta = check_real("eta", eta, gt=1.0)
         self._engine = RungEliminator(
             ladder,
             delta=self.delta,
@@ -117,13 +136,16 @@ class Race(Policy):
         )
         for k in range(self.n_arms):
             self._engine.register(k)
-        self._set_config(delta=self.delta, race_bias=bias.to_dict(), fixed_arms=bool(fixed_arms),
-                         max_failures=self.max_failures, order=order)  # fmt: skip
+        bias_dict = (self._engine.curve_bound or self._engine.race_bias).to_dict()  # type: ignore[union-attr]
+        self._set_config(delta=self.delta, race_bias=bias_dict, fixed_arms=bool(fixed_arms),
+                         max_failures=self.max_failures, order=order, schedule=self.schedule,
+                         eta=self.eta)  # fmt: skip
         K = self.n_arms
         self._reached = np.full(K, -1, dtype=np.int64)  # highest rung told, per arm
         self._alive = np.ones(K, dtype=bool)  # neither stopped, dropped nor at the top
         self._busy = np.zeros(K, dtype=bool)  # a pull of the arm is outstanding
         self._failures = np.zeros(K, dtype=np.int64)
+        self._start_order = self._rng.permutation(K).astype(np.int64)  # never the order arms were written in
         self._rebuild_heap()
 
     # ------------------------------------------------------------------ state
@@ -145,29 +167,87 @@ class Race(Policy):
         self._rebuild_heap()
 
     def _rebuild_heap(self) -> None:
-        """The promotion queue: ``(−U_a, a)`` for every arm that may be promoted now. Entries go stale when an
-        arm's bound changes or it stops; they are skipped when popped, so the order is a function of the
-        state alone (rebuilt exactly on load)."""
+        """The work queues, a function of the state alone (rebuilt exactly on load): ``_heap``, the
+        certification order ``(−priority, a)`` of every arm that may be resumed; per rung below the top,
+        ``_rung_vals`` (every value recorded there, sorted) and ``_rung_heap`` (``(−value, a)`` of the arms
+        paused there: ASHA's candidates); ``_next_start``, the position in ``_start_order`` of the next arm to
+        start. Entries go stale when an arm moves on, stops or is busy; they are skipped when popped."""
         arms = np.flatnonzero(self._alive & ~self._busy)
         self._heap = [(-self._engine.priority(int(a)), int(a)) for a in arms.tolist()]
         heapq.heapify(self._heap)
+        top = self.M - 1
+        vals = self._engine_values()
+        self._rung_vals = [sorted(vals[~np.isnan(vals[:, m]), m].tolist()) for m in range(top)]
+        self._rung_heap = [[] for _ in range(top)]
+        for a in arms.tolist():
+            r = int(self._reached[a])
+            if 0 <= r < top:
+                self._rung_heap[r].append((-float(vals[a, r]), a))
+        for h in self._rung_heap:
+            heapq.heapify(h)
+        self._next_start = 0
+
+    def _engine_values(self) -> np.ndarray:
+        return np.array([[math.nan if (x := self._engine.value(a, m)) is None else x for m in range(self.M)]
+                         for a in range(self.n_arms)])  # fmt: skip
 
     def _push(self, arm: int) -> None:
         if self._alive[arm] and not self._busy[arm]:
             heapq.heappush(self._heap, (-self._engine.priority(arm), arm))
+            r = int(self._reached[arm])
+            if 0 <= r < self.M - 1:
+                v = self._engine.value(arm, r)
+                heapq.heappush(self._rung_heap[r], (-float(v), arm))  # type: ignore[arg-type]
 
     def _top_of_heap(self) -> int | None:
         h = self._heap
         while h:
             negu, a = h[0]
-            if self._alive[a] and not self._busy[a] and -negu == self._engine.priority(a):
+            if self._alive[a] and not self._busy[a] and self._reached[a] >= 0 and -negu == self._engine.priority(a):
                 return a
             heapq.heappop(h)
         return None
 
+    def _promotion(self) -> int | None:
+        """ASHA: the best arm paused at the highest rung where it is among the best ``max(1, ⌊n_m/η⌋)`` values."""
+        for m in range(self.M - 2, -1, -1):
+            h = self._rung_heap[m]
+            while h and not (self._alive[h[0][1]] and not self._busy[h[0][1]] and self._reached[h[0][1]] == m):
+                heapq.heappop(h)
+            if not h:
+                continue
+            vals = self._rung_vals[m]
+            keep = max(1, int(len(vals) // self.eta))
+            v = -h[0][0]
+            if len(vals) - bisect.bisect_right(vals, v) < keep:
+                return h[0][1]
+        return None
+
+    def _fresh(self) -> int | None:
+        order = self._start_order
+        while self._next_start < order.size:
+            a = int(order[self._next_start])
+            if self._reached[a] < 0 and self._alive[a] and not self._busy[a]:
+                return a
+            if self._reached[a] >= 0 or not self._alive[a]:
+                self._next_start += 1  # started (or dropped) already: never again
+            else:
+                return self._fresh_after(self._next_start + 1)
+        return None
+
+    def _fresh_after(self, i: int) -> int | None:
+        for a in self._start_order[i:].tolist():
+            if self._reached[a] < 0 and self._alive[a] and not self._busy[a]:
+                return int(a)
+        return None
+
     # ------------------------------------------------------------------ protocol hooks
     def _propose(self) -> tuple[int, int] | None:
-        a = self._top_of_heap()
+        a = self._promotion() if self.schedule == "anytime" else None
+        if a is None:
+            a = self._fresh()
+        if a is None:
+            a = self._top_of_heap()
         return None if a is None else (a, int(self._reached[a]) + 1)
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
@@ -191,6 +271,8 @@ class Race(Policy):
         eng = self._engine
         if eng.value(arm, fidelity) is None:
             eng.report(arm, fidelity, value)
+            if fidelity < self.M - 1:
+                bisect.insort(self._rung_vals[fidelity], float(value))
         self._reached[arm] = max(int(self._reached[arm]), fidelity)
         if fidelity == self.M - 1:
             self._alive[arm] = False
@@ -199,7 +281,10 @@ class Race(Policy):
             stopped = [arm] if eng.should_stop(arm) else []
         for k in stopped:
             self._alive[int(k)] = False
-        self._push(arm)
+        if eng.curve_bound is not None and eng.curve_bound.raised_by and fidelity == self.M - 1:
+            self._rebuild_heap()  # the study's curve raised the bound: every priority changed
+        else:
+            self._push(arm)
 
     def _observe(self, arm: int, fidelity: int, value: float) -> None:
         self._busy[arm] = False
@@ -229,7 +314,7 @@ class Race(Policy):
             details.update(epsilon=cert.epsilon, rung=self.M - 1, estimate=cert.value, guaranteed=cert.guaranteed)
             reason = "identified" if cert.identified else "finished"
             return self._answer(cert.key, certified=cert.identified, reason=reason, details=details)
-        key, rung, est = eng.best_estimate()
+        key, rung, est = eng.answer()
         details.update(epsilon=None, rung=rung, estimate=est, guaranteed=cert.guaranteed)
         reason = self._default_reason() if not finished else "exhausted"
         return self._answer(key, reason=reason, details=details)
