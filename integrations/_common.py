@@ -9,11 +9,14 @@ decisions both make the same way, so that a study behaves alike under Optuna and
   :func:`auto_resources` gives geometric rungs ``r_0 η^k`` (``η = reduction_factor``, default 3) from
   ``r_0 ≈ 2%`` of ``R`` (the earliest fraction the prior is calibrated for) up to ``R``, dropping a rung that
   would sit within ``√η`` of ``R``. Costs are the resources (epochs).
-* **ζ⁺.** Given (``race_bias=``: a :class:`~mf_sched.race.RaceBias`, a list, a calibration), or the prior
-  shipped with mf-sched for the metric's family (:func:`mf_sched.race.metric_family` on the values the study
-  reported; :func:`mf_sched.race.race_prior` at the rungs' fractions of ``R``), raised by the study's own
-  runs as they finish (``refine``). A metric outside every family (a reward, a negative score) gets no
-  bound: nothing is stopped until the user gives ζ⁺ — said once in a warning.
+* **The bound.** Given (``race_bias=``: a :class:`~mf_sched.racing.curve_bound.CurveBound`, a
+  :class:`~mf_sched.race.RaceBias`, a list, a calibration), or the one shipped with mf-sched for the metric's
+  family (:func:`mf_sched.race.metric_transform` on the values the study reported, or ``metric_family=``): the
+  curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound`, for the study's size, α = δ, the tolerance
+  and the rungs' fractions of ``R``; ``bound="zeta+"``: the unconditional ζ⁺ prior,
+  :func:`mf_sched.race.race_prior`), raised by the study's own runs as they finish (``refine``). A metric
+  outside every family (a reward, a score of both signs) gets no bound: nothing is stopped until the user names
+  the family or gives a bound — said once per study in a warning.
 * **σ** (seed-to-seed noise of one value): given, the calibration's, or a default: 0.01 for metrics in
   [0, 1], 1% of the median absolute value reported otherwise (losses). Documented as an assumption; pass the
   real one when you know it.
@@ -21,6 +24,7 @@ decisions both make the same way, so that a study behaves alike under Optuna and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -30,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import RaceBias, metric_family, race_prior
+from mf_sched.race import NAMED_FAMILIES, RaceBias, metric_transform, race_prior
+from mf_sched.racing.curve_bound import CurveBound, CurveBoundFit, shipped_curve_bound
 
 __all__ = [
     "auto_resources",
@@ -42,6 +47,13 @@ __all__ = [
     "default_sigma",
     "coerce_race_bias",
     "auto_race_bias",
+    "no_family_message",
+    "bound_kwargs",
+    "check_budget",
+    "warn_no_family",
+    "check_tolerance",
+    "BOUNDS",
+    "DEFAULT_TOLERANCE",
     "UNKNOWN_ZETA",
 ]
 
@@ -156,9 +168,16 @@ class RungArgs:
             return self.ladder
         return self.inferred(self.max_resource)
 
-    def given_bias(self, M: int) -> RaceBias | None:
-        """The user's ζ⁺ for a ladder of ``M`` rungs (:func:`coerce_race_bias`); None: use the shipped prior."""
-        return coerce_race_bias(self.race_bias, M)
+    def given_bias(self, M: int) -> RaceBias | CurveBound | None:
+        """The user's bound for a ladder of ``M`` rungs (:func:`coerce_race_bias`); None: use the shipped one,
+        or the user's :class:`~mf_sched.racing.curve_bound.CurveBoundFit` (:attr:`fit`) chosen like it."""
+        return None if self.fit is not None else coerce_race_bias(self.race_bias, M)
+
+    @property
+    def fit(self) -> CurveBoundFit | None:
+        """A fitted curve bound given as ``race_bias=`` (:func:`mf_sched.racing.fit.fit_curve_bound`): selected
+        for the study's size, δ, tolerance, rungs and metric like the shipped one, and refined by the study."""
+        return self.race_bias if isinstance(self.race_bias, CurveBoundFit) else None
 
 
 def resolve_rungs(
@@ -247,30 +266,108 @@ def default_sigma(values: Any) -> float:
     return 0.01 * med if med > 0 else 0.01
 
 
-def coerce_race_bias(race_bias: Any, M: int) -> RaceBias | None:
-    """A user's ζ⁺ (RaceBias, mapping, list, or a :class:`~mf_sched.curves.calibration.RaceCalibration`) or None."""
+def coerce_race_bias(race_bias: Any, M: int) -> RaceBias | CurveBound | None:
+    """A user's bound — a :class:`~mf_sched.racing.curve_bound.CurveBound` (or its dict), or ζ⁺ (RaceBias,
+    mapping, list, or a :class:`~mf_sched.curves.calibration.RaceCalibration`) — or None (the shipped one)."""
     if race_bias is None or race_bias == "auto":
+        return None
+    if isinstance(race_bias, CurveBound):
+        return race_bias
+    if isinstance(race_bias, Mapping) and "hi" in race_bias:
+        return CurveBound.from_dict(race_bias)
+    if isinstance(race_bias, CurveBoundFit):  # chosen per study by auto_race_bias(fit=...)
         return None
     if hasattr(race_bias, "bias") and callable(race_bias.bias):  # a RaceCalibration
         race_bias = race_bias.bias()
     return RaceBias.coerce(race_bias, M)
 
 
-def auto_race_bias(ladder: FidelityLadder, values: Any, mode: str) -> RaceBias:
-    """The shipped prior for the metric family of ``values`` at the ladder's rungs (fractions of the top
-    resource), or "no bound" (``inf`` below the top, with a one-time warning) when no family fits."""
-    res = np.asarray(ladder.resources, dtype=float)
-    fam = metric_family(values, mode)
+#: the default miss tolerance of the curve-aware bound: an answer within 0.5% of the full search's is good enough
+DEFAULT_TOLERANCE = 0.005
+#: the bounds an adapter can race with by default: the curve-aware bound, or the unconditional ζ⁺ prior
+BOUNDS = ("curve", "zeta+")
+
+
+def auto_race_bias(
+    ladder: FidelityLadder,
+    values: Any,
+    mode: str,
+    *,
+    n_arms: int | None = None,
+    alpha: float = 0.05,
+    tolerance: float = DEFAULT_TOLERANCE,
+    family: str | None = None,
+    bound: str = "curve",
+    fit: CurveBoundFit | None = None,
+) -> CurveBound | RaceBias:
+    """The bound shipped for the metric family of ``values`` (or the named ``family``): the curve-aware bound
+    (:func:`mf_sched.racing.shipped_curve_bound`, selected for the study's size, α = ``alpha``, ``tolerance`` and
+    the ladder's rung fractions) or, with ``bound="zeta+"``, the unconditional ζ⁺ prior at the ladder's
+    fractions. ``fit``: the user's fitted curve bound instead of the shipped one (its family's map of the metric
+    is used). "No bound" (``inf`` below the top: nothing is stopped) when no family fits — the adapter warns
+    once per study (:func:`no_family_message`)."""
+    fr = fractions(ladder)
+    fam = metric_transform(values, mode, family)
     if fam is None:
-        if np.isfinite(np.asarray(values, dtype=float)).any():
-            warnings.warn(
-                f"the reported values fit no metric family with a ζ⁺ prior (values in [0, 1], or a non-negative "
-                f"loss with mode='min'); mode = {mode!r}: nothing will be stopped early until you pass race_bias= "
-                "(e.g. mf_sched.curves.calibration.calibrate_race on earlier curves)",
-                stacklevel=3,
-            )
         return RaceBias(upper=[math.inf] * (ladder.M - 1) + [0.0], source="none: no prior fits this metric")
-    return race_prior(fam, (res / res[-1]).tolist())
+    if bound == "curve":
+        try:
+            fit = fit if fit is not None else shipped_curve_bound(fam.name)
+        except (OSError, ValueError) as e:  # pragma: no cover - the package data is shipped and validated
+            warnings.warn(f"the shipped curve bound cannot be read ({e}); racing with the ζ⁺ prior", stacklevel=2)
+        else:
+            b = fit.select(n_arms=n_arms, alpha=alpha, tolerance=tolerance, fractions=fr[:-1], offset=fam.offset,
+                           scale=fam.scale)  # fmt: skip
+            return dataclasses.replace(b, source=f"{b.source}; the metric read as {fam.kind}")
+    prior = race_prior(fam.name, fr)
+    if fam.scale != 1.0 and prior.form == "absolute":  # ζ⁺ of the unit family is in [0, 1] units
+        prior = dataclasses.replace(
+            prior, upper=tuple(u * fam.scale for u in prior.upper), typical=tuple(t * fam.scale for t in prior.typical)
+        )  # type: ignore[union-attr]
+    return prior
+
+
+def check_tolerance(tolerance: Any) -> float:
+    """The relative tolerance of the curve-aware bound: a number in [0, 1)."""
+    ok = not isinstance(tolerance, bool) and isinstance(tolerance, _REAL) and 0 <= float(tolerance) < 1
+    if not ok:
+        raise ValueError(f"tolerance = {tolerance!r} is out of range; accepted: 0 <= tolerance < 1 (0.005: 0.5%)")
+    return float(tolerance)
+
+
+def bound_kwargs(tolerance: Any, metric_family: str | None, bound: str) -> dict[str, Any]:
+    """The adapters' arguments of the shipped bound (:func:`auto_race_bias`), checked."""
+    if metric_family is not None:
+        metric_transform([], "max", metric_family)  # fails now on an unknown name
+    if bound not in BOUNDS:
+        raise ValueError(f"bound = {bound!r} is unknown; accepted: {', '.join(map(repr, BOUNDS))}")
+    return {"tolerance": check_tolerance(tolerance), "family": metric_family, "bound": bound}
+
+
+def check_budget(budget: Any) -> float | None:
+    """An epoch budget: a number > 0, or None (no budget)."""
+    _check_above("budget", budget, 0, allow_none=True)
+    return None if budget is None else float(budget)
+
+
+def warn_no_family(view: Any, study: Any, warned: set[Any], who: str) -> None:
+    """Warn once per study (``warned`` holds the studies warned) when its metric fits no family."""
+    if getattr(view, "no_family", False):
+        key = (id(study._storage), study._study_id)
+        if key not in warned:
+            warned.add(key)
+            mode = "max" if study.direction.name == "MAXIMIZE" else "min"
+            warnings.warn(no_family_message(mode, who), stacklevel=4)
+
+
+def no_family_message(mode: str, who: str) -> str:
+    """The one-time warning of a study whose metric fits no family (nothing is stopped early)."""
+    return (
+        f"{who}: the reported values fit no metric family (mode = {mode!r}; recognised: accuracies, error rates "
+        "and percentages, non-negative losses and negated losses): nothing will be stopped early. Pass "
+        f"metric_family= (one of {', '.join(map(repr, NAMED_FAMILIES))}) if the metric is one of those, or "
+        "race_bias= (a bound fitted on earlier curves: mf_sched.racing.fit.fit_curve_bound)"
+    )
 
 
 def fractions(ladder: FidelityLadder) -> list[float]:

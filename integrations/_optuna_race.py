@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections
 import datetime
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +32,8 @@ import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import RaceBias
+from mf_sched.race import RaceBias, metric_transform
+from mf_sched.racing.curve_bound import CurveBound
 from mf_sched.rungs import RungEliminator
 
 from ._common import RungArgs, auto_race_bias, default_sigma
@@ -41,8 +42,10 @@ ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:resul
 PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
 RESUMABLE = "mf:resumable"  # train_to() was called: the objective trains to the given resource, resuming
 SURPLUS = "mf:surplus"  # nothing was left to evaluate when the trial started: it is pruned at once
+PAUSED = "mf:paused"  # the anytime schedule pruned the trial to free the worker: its configuration may run again
+BUDGET_SPENT = "mf:budget_spent"  # the study's epoch budget ran out during this trial (pruned, the study stopped)
 
-__all__ = ["RaceView", "TrialCache", "race_view", "step_offset", "max_resource_of", "trial_rung_values"]
+__all__ = ["RaceView", "TrialCache", "race_view", "step_offset", "max_resource_of", "trial_rung_values", "PAUSED"]
 
 _ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
 
@@ -139,9 +142,11 @@ class RaceView:
     resumable: bool = False
     foreign: dict[str, int] = field(default_factory=dict)  # "trial-<n>" -> trial number
     n_trials: int = 0
+    no_family: bool = False  # the shipped bound was asked for, but the metric fits no family (nothing is stopped)
     stale: list[int] = field(default_factory=list)  # RUNNING trials taken as failed (their worker looks dead)
     busy_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per key, in order
     ended_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # COMPLETE/PRUNED trials
+    paused_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # paused by the schedule
     failed_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # FAIL trials
 
     @property
@@ -180,6 +185,7 @@ class _Parsed:
     surplus: bool
     skip: bool  # a trial outside the candidates with nothing reported: no run
     duration: float  # seconds from start to completion (0 while running)
+    paused: bool = False  # pruned by the anytime schedule (its configuration may run again)
 
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -191,7 +197,14 @@ def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], in
     skip = isinstance(k, str) and not (t.intermediate_values or t.state == TrialState.COMPLETE)
     dur = (t.datetime_complete - t.datetime_start).total_seconds() if t.datetime_complete and t.datetime_start else 0.0
     return _Parsed(
-        k, t.state, trial_rung_values(t, steps), bool(attrs.get(RESUMABLE)), bool(attrs.get(SURPLUS)), skip, dur
+        k,
+        t.state,
+        trial_rung_values(t, steps),
+        bool(attrs.get(RESUMABLE)),
+        bool(attrs.get(SURPLUS)),
+        skip,
+        dur,
+        bool(attrs.get(PAUSED)),
     )
 
 
@@ -253,27 +266,29 @@ def race_view(
     sign: float,
     delta: float,
     sigma: Any,
-    race_bias: RaceBias | None,
+    race_bias: RaceBias | CurveBound | None,
     n_arms: int | None,
     arm_of: Callable[[FrozenTrial], int | None] | None,
     exclude: int | None = None,
     max_failures: int = 3,
     refine: bool = True,
-    order: str = "estimate",
+    order: str = "depth",
     cache: TrialCache | None = None,
     stale_after: float | None = None,
     now: datetime.datetime | None = None,
+    bound_args: Mapping[str, Any] | None = None,
 ) -> RaceView:
     """Rebuild the racing engine of a study (see the module docstring).
 
     ``arm_of`` maps a trial to its candidate arm (``by="arm"``; arms ``0 .. n_arms − 1`` are registered first,
     in order) or is None (``by="trial"``: keyed by trial number, open-ended δ split). ``exclude`` is a trial
-    that is deciding right now (it is not "busy"). ``race_bias`` None: the shipped prior for the metric family
-    of the values reported. ``refine``: raise ζ⁺ where the study's own finished runs improved more. ``cache``:
-    reuse the parsed finished trials of earlier calls (the result is the same). ``stale_after``: a RUNNING trial
-    started more than that many seconds before ``now`` counts as a failure (its worker is presumed dead; without
-    Optuna's heartbeat nothing else marks it): its configuration is free again and the trial is listed in
-    ``stale``.
+    that is deciding right now (it is not "busy"). ``race_bias`` None: the bound shipped for the metric family
+    of the values reported (:func:`~mf_sched.integrations._common.auto_race_bias` with ``bound_args``: the study
+    size, δ, tolerance, family, kind of bound, user's fit; ``view.no_family`` says when no family fits).
+    ``refine``: raise the bound where the study's own finished runs improved more. ``cache``: reuse the parsed
+    finished trials of earlier calls (the result is the same). ``stale_after``: a RUNNING trial started more
+    than that many seconds before ``now`` counts as a failure (its worker is presumed dead; without Optuna's
+    heartbeat nothing else marks it): its configuration is free again and the trial is listed in ``stale``.
     """
     steps = np.asarray(ladder.resources, dtype=float) - offset
     M = ladder.M
@@ -298,7 +313,8 @@ def race_view(
     # one pass in Python over the trials not yet folded (cached parses), the rest vectorised
     values: list[np.ndarray] = []
     row_ids: list[int] = []
-    states: list[int] = []  # 0 running (and not `exclude`), 1 ended (COMPLETE/PRUNED), 2 failed, 3 deciding now
+    states: list[int] = []  # 0 running (and not `exclude`), 1 ended (COMPLETE/PRUNED), 2 failed, 3 deciding now,
+    # 4 paused by the anytime schedule (ended, its configuration may run again)
     snapshot = None  # the state after the leading run of finished trials, to fold into the cache
 
     def take_snapshot(pos: int) -> tuple[Any, ...]:
@@ -342,7 +358,7 @@ def race_view(
             else:
                 states.append(0)
         else:
-            states.append(1 if st in _ENDED else 2)
+            states.append((4 if p.paused else 1) if st in _ENDED else 2)
     if c is not None and snapshot is None:
         snapshot = take_snapshot(len(ordered))
     view.keys = keys
@@ -369,10 +385,18 @@ def race_view(
     failed = np.bincount(R[S == 2], minlength=n)
     view.busy = {keys[i] for i in np.flatnonzero(busy).tolist()}
     view.busy_mask, view.ended_count, view.failed_count = busy, ended, failed
+    view.paused_count = np.bincount(R[S == 4], minlength=n)
     raw_all = V[~np.isnan(V)]
     s = sigma if sigma is not None else default_sigma(raw_all)
     mode = "max" if sign > 0 else "min"
-    bias = race_bias if race_bias is not None else auto_race_bias(ladder, raw_all, mode)
+    ba = dict(bound_args or {})
+    if race_bias is None:
+        ba.setdefault("n_arms", n_arms if n_arms else (n or None))
+        ba.setdefault("alpha", delta)
+        bias = auto_race_bias(ladder, raw_all, mode, **ba)
+        view.no_family = bool(raw_all.size) and metric_transform(raw_all, mode, ba.get("family")) is None
+    else:
+        bias = race_bias
     eng = RungEliminator(
         ladder, delta=delta, sigma=s, n_arms=None if arm_of is None else max(1, n), rule="race",
         race_bias=bias, fixed_arms=arm_of is not None, refine=refine, order=order,

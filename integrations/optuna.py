@@ -17,26 +17,36 @@ What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rul
 
 * **Candidates.** The search space (given, or the first trial's distributions) becomes a fixed set of arms:
   its grid when finite (``≤ max_grid`` points), else ``n_candidates`` scrambled-Sobol points. Every process
-  derives the same set. The study ends (``study.stop()``, as GridSampler does) once every candidate is either
-  stopped or trained to the top, unless ``keep_sampling=True`` (then the ``fallback`` sampler explores).
+  derives the same set, and starts it in the same *seeded random order* (``candidate_seed``): the outcome never
+  depends on the order in which choices were written. The study ends (``study.stop()``, as GridSampler does)
+  once every candidate is either stopped or trained to the top, unless ``keep_sampling=True`` (then the
+  ``fallback`` sampler explores).
 * **Ladder.** Given, calibrated, or inferred: the maximum resource ``R`` is ``max_resource=`` or the last step
   of the first trial that completes (as Optuna's HyperbandPruner infers it); rungs are ``≈ 2% of R × 3^k``
   (:func:`mf_sched.integrations._common.auto_resources`). Steps counted from 0 are recognised.
-* **ζ⁺ and σ.** Given, or the prior shipped for the metric's family (values in [0, 1]; non-negative losses),
-  raised by the study's own curves as configurations finish; σ defaults to 0.01 for [0, 1] metrics and 1% of
-  the values otherwise. The certificate says which ζ⁺ was used and where it came from.
-* **Ordinary objectives** (no :func:`train_to`): each candidate gets one trial that trains until MFPruner
-  stops it — when its optimistic bound ``ζ⁺``-bound of ``v + b`` falls below the best completed trial's lower
-  bound — or it completes. Without MFPruner nothing is stopped early (a warning says so).
-* **Resumable objectives** call ``train_to(trial)`` (the epochs to train *to*, resuming the configuration's
-  checkpoint) and end with ``return finish(trial, value)``. The sampler then promotes configurations one rung
-  per trial, best-first: every candidate's first rung, then always the most optimistic one, so a strong
-  configuration reaches the top early and the others are raced against it; a configuration that can no
-  longer win is never resumed. Below the top, ``finish`` ends the trial PRUNED with its value, so
-  ``study.best_trial`` is always a full-fidelity trial.
-* **Answer.** :meth:`MFSampler.recommendation`: the best full-fidelity configuration with its ε-certificate;
-  before the race is over, the best *estimated* final value from every rung's evidence, and the rung it
-  rests on.
+* **The bound.** Given (``race_bias=``), or the curve-aware bound shipped for the metric's family
+  (:mod:`mf_sched.racing.curve_bound`: how much a run with its value and slope at a rung can still improve;
+  accuracies, error rates, percentages, losses and negated losses are recognised, ``metric_family=`` names
+  one), raised by the study's own curves when they exceed it. With probability ``≥ 1 − delta`` (over tasks like
+  the calibration tasks) the answer is within ``tolerance`` (0.5%) of a full search's. The certificate says
+  which bound was used and where it came from.
+* **The anytime schedule** (:mod:`mf_sched.racing.schedule`): stopped at any budget, the answer is at least as
+  good as ASHA's; run to the end, it certifies. *Ordinary objectives* (no :func:`train_to`): each candidate gets
+  a trial that trains until MFPruner stops it for good (its optimistic bound falls below the best completed
+  trial) or *pauses* it (while candidates wait to start, a trial that is not among the best ``1/η`` at a rung,
+  ASHA's rule: pruned with ``mf:paused``) or it completes; once every candidate has started, the paused ones
+  that can still win run again (from scratch) best-first. Without MFPruner nothing is stopped early (a warning
+  says so). *Resumable objectives* call ``train_to(trial)`` (the epochs to train *to*, resuming the
+  configuration's checkpoint) and end with ``return finish(trial, value)``: every trial moves one
+  configuration one rung — ASHA's promotions first, then a new candidate, then the survivors best-first; a
+  configuration that can no longer win is never resumed. Below the top, ``finish`` ends the trial PRUNED with
+  its value, so ``study.best_trial`` is always a full-fidelity trial. ``budget=`` stops the study once that many
+  epochs are spent (exactly: the trial that reaches it is pruned).
+* **Answer.** :meth:`MFSampler.recommendation`: the best full-fidelity configuration with its certificate once
+  the race is over; before that, the best evidence — the configuration with the best latest value, a
+  full-fidelity one unless a lower-rung one is already better where it stands (``rec.rung`` says which rung it
+  rests on). ``study.best_trial`` is the best *completed* trial: the two agree once the race is over; before,
+  use the recommendation.
 * **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
   processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a
   configuration that failed ``max_failures`` times is dropped (and reported).
@@ -71,16 +81,29 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from mf_sched._validate import check_choice
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
+from mf_sched.racing.schedule import SCHEDULES, next_job
 from mf_sched.registry import get_policy
-from mf_sched.rungs import RULES, RUNNING, RungEliminator
+from mf_sched.rungs import ORDERS, RULES, RUNNING, RungEliminator
 
-from ._common import RungArgs, check_count, default_sigma, resolve_rungs
+from ._common import (
+    DEFAULT_TOLERANCE,
+    RungArgs,
+    bound_kwargs,
+    check_budget,
+    check_count,
+    default_sigma,
+    resolve_rungs,
+    warn_no_family,
+)
 from ._optuna_policy import arms_for, decide_with_policy, replay_policy
 from ._optuna_race import (
     ARM,
+    BUDGET_SPENT,
     FIDELITY,
+    PAUSED,
     PRUNED_RUNG,
     REPLICA,
     RESULT,
@@ -90,6 +113,7 @@ from ._optuna_race import (
     TrialCache,
     ladder_of,
     race_view,
+    step_offset,
     trial_rung_values,
 )
 from ._optuna_space import SearchState, as_distributions, candidate_set
@@ -188,6 +212,14 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
             trial.report(v, step)
         raise optuna.TrialPruned(f"fidelity {m} of {lad.top}: recorded for the policy, not a final result")
     return v
+
+
+def _mark(study: optuna.Study, trial: FrozenTrial, key: str, value: Any) -> None:
+    """Annotate a running trial (a finished one cannot be: Optuna refuses, and nothing is lost)."""
+    try:
+        study._storage.set_trial_system_attr(trial._trial_id, key, value)
+    except Exception:  # pragma: no cover - a finished trial cannot be annotated
+        pass
 
 
 def _study_key(study: optuna.Study) -> tuple[int, int]:
@@ -291,8 +323,20 @@ class MFSampler(_StudyCaches, BaseSampler):
             workers, use :func:`heartbeat_storage` on a database instead where you can. A worker that finds every
             open configuration held by others starts a *surplus* trial (pruned at once, flagged ``mf:surplus``);
             from the second in a row it waits first (50 ms, doubling up to 2 s) rather than flood the storage.
-        order: promotion order of resumable objectives, ``"estimate"`` (default: the most promising
-            configuration first) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+        order: the resumption order once ASHA's work is done: ``"depth"`` (default: the run at the highest rung
+            first, then the best value — the runs nearest to an answer finish first), ``"estimate"`` (the best
+            estimated final value) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+        schedule: ``"anytime"`` (default: ASHA's breadth-first promotions while configurations wait to start,
+            then the survivors best-first to a certificate; :mod:`mf_sched.racing.schedule`) or ``"best-first"``.
+        tolerance: the shipped curve-aware bound keeps, with probability ``≥ 1 − delta``, an answer within this
+            relative tolerance of a full search's (default 0.005: 0.5%).
+        metric_family: how to read the metric when its values do not tell (one of
+            :data:`mf_sched.race.NAMED_FAMILIES`: ``"accuracy"``, ``"error"``, ``"percent"``, ``"percent_error"``,
+            ``"loss"``, ``"negated_loss"``); a metric that fits none warns once per study and stops nothing.
+        bound: ``"curve"`` (default: the curve-aware bound) or ``"zeta+"`` (the unconditional ζ⁺ prior).
+        budget: stop the study once this many epochs (steps, summed over trials) are spent — exactly: MFPruner
+            prunes the trial that reaches it. The schedule is anytime, so the answer then is the best evidence
+            (:meth:`recommendation`); None (default): run until the race is over.
         keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
         max_grid, n_candidates, candidate_seed: see :func:`candidate_set`.
         fallback: sampler for trials outside the race (default ``RandomSampler(seed)``).
@@ -305,15 +349,16 @@ class MFSampler(_StudyCaches, BaseSampler):
         >>> def objective(trial):
         ...     q = trial.suggest_categorical("q", [0.2, 0.5, 0.8, 0.75])
         ...     for epoch in range(1, 10):
-        ...         trial.report(q - 0.4 / epoch, epoch)
+        ...         trial.report(q * (1 - 0.4 / epoch), epoch)     # an accuracy-like metric in [0, 1]
         ...         if trial.should_prune():
         ...             raise optuna.TrialPruned()
-        ...     return q - 0.4 / 9
+        ...     return q * (1 - 0.4 / 9)
         >>> sampler = MFSampler(seed=0)
         >>> study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
-        >>> study.optimize(objective, n_trials=20)     # the race is over after 4 trials: the study stops
-        >>> len(study.trials), sampler.recommendation(study).params
-        (4, {'q': 0.8})
+        >>> study.optimize(objective, n_trials=20)     # the study stops by itself once the race is over
+        >>> rec = sampler.recommendation(study)
+        >>> rec.params, rec.done, len(study.trials) < 20
+        ({'q': 0.8}, True, True)
     """
 
     def __init__(
@@ -333,7 +378,12 @@ class MFSampler(_StudyCaches, BaseSampler):
         reduction_factor: float = 3,
         max_failures: int = 3,
         stale_after: float | str | None = "auto",
-        order: str = "estimate",
+        order: str = "depth",
+        schedule: str = "anytime",
+        tolerance: float = DEFAULT_TOLERANCE,
+        metric_family: str | None = None,
+        bound: str = "curve",
+        budget: float | None = None,
         keep_sampling: bool = False,
         max_grid: int = 1000,
         n_candidates: int = 64,
@@ -371,9 +421,14 @@ class MFSampler(_StudyCaches, BaseSampler):
             raise ValueError(f"stale_after = {stale_after!r} is out of range; accepted: seconds > 0, 'auto' or None")
         self.stale_after = stale_after
         self._warned_stale: set[int] = set()
-        if order not in ("estimate", "bound"):
-            raise ValueError(f"order = {order!r} is unknown; accepted: 'estimate', 'bound'")
+        if order not in ORDERS:
+            raise ValueError(f"order = {order!r} is unknown; accepted: {', '.join(map(repr, ORDERS))}")
         self.order = order
+        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+        self._bound_kw = bound_kwargs(tolerance, metric_family, bound)
+        self.budget = check_budget(budget)
+        self._order_cache: list[int] | None = None
+        self._warned_family: set[tuple[int, int]] = set()
         self.keep_sampling = bool(keep_sampling)
         self._search = SearchState(
             max_grid, n_candidates, self.candidate_seed,
@@ -449,7 +504,9 @@ class MFSampler(_StudyCaches, BaseSampler):
             race_bias=bias, n_arms=len(self._search.candidates), arm_of=self.arm_of, exclude=exclude,
             max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
             stale_after=self._stale_seconds(cache), now=datetime.datetime.now(),
+            bound_args={**self._bound_kw, "fit": self._rungs.fit},
         )  # fmt: skip
+        warn_no_family(view, study, self._warned_family, "MFSampler")
         for number in view.stale:
             if number not in self._warned_stale:
                 self._warned_stale.add(number)
@@ -482,23 +539,20 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None, -1 if lad is None else lad.top, seen, "discovery"
         view = self._view(study, trials, exclude=trial.number)
         K = len(self._search.candidates)
-        if view is None:  # the maximum resource is unknown: start candidates in order, at the top
+        if view is None:  # the maximum resource is unknown: start candidates in the seeded order, at the top
             started = {a for t in trials if t.number != trial.number and (a := self.arm_of(t)) is not None}
-            fresh = [a for a in range(K) if a not in started]
+            fresh = [a for a in self._start_order(K) if a not in started]
             return (fresh[0], -1, seen, "pull") if fresh else (None, -1, seen, "surplus")
         eng, top = view.engine, view.ladder.top
+        job = next_job(
+            eng, eta=self._rungs.reduction_factor, fresh=self._fresh(view, K), busy=self._unschedulable(view, K),
+            schedule=self.schedule, promote=view.resumable,
+        )  # fmt: skip
+        if job is not None:
+            _, a, rung = job
+            return int(a), (rung if view.resumable else top), seen, "pull"  # type: ignore[arg-type]
         codes, reached = eng.statuses(), eng.reached_all()  # arms are the engine's first K runs, in order
         live = (codes[:K] == RUNNING) & (reached[:K] < top)
-        avail = live & ~view.busy_mask[:K]
-        if view.resumable:
-            cand = np.flatnonzero(avail)
-            if cand.size:
-                a = int(eng.first(cand.tolist()))  # type: ignore[arg-type]
-                return a, int(reached[a]) + 1, seen, "pull"
-        else:
-            fresh = np.flatnonzero(avail & (view.ended_count[:K] == 0))
-            if fresh.size:
-                return int(fresh[0]), top, seen, "pull"
         if not live.any() and not view.busy:
             # a black-box objective (no trial.report) has no race: once every candidate is evaluated the fallback
             # explores, as keep_sampling=True; a multi-fidelity study is over and stops
@@ -507,6 +561,26 @@ class MFSampler(_StudyCaches, BaseSampler):
                 self._over.add(_study_key(study))
             return None, top, seen, "done" if multi else "explore"
         return None, top, seen, "surplus"
+
+    def _start_order(self, K: int) -> list[int]:
+        """The order in which candidates are started: a permutation seeded by ``candidate_seed`` (the same in
+        every process), never the order in which the choices were written."""
+        if self._order_cache is None or len(self._order_cache) != K:
+            self._order_cache = np.random.default_rng([self.candidate_seed, K]).permutation(K).tolist()
+        return self._order_cache
+
+    def _fresh(self, view: RaceView, K: int) -> list[int]:
+        """Candidates with no trial yet that produced a value, ended or paused, in the start order."""
+        reached = view.engine.reached_all()[:K]
+        untouched = (reached < 0) & (view.ended_count[:K] == 0) & (view.paused_count[:K] == 0)
+        codes = view.engine.statuses()[:K]
+        return [a for a in self._start_order(K) if untouched[a] and codes[a] == RUNNING]
+
+    @staticmethod
+    def _unschedulable(view: RaceView, K: int) -> set[Any]:
+        """Runs the sampler does not hand out: busy ones, and runs outside the candidates (an enqueued or fallback
+        trial's parameters: evidence for the race, never resumed)."""
+        return set(view.busy) | set(view.keys[K:])
 
     def should_prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         """The decision MFPruner carries out when paired with this sampler (see the module docstring)."""
@@ -520,9 +594,14 @@ class MFSampler(_StudyCaches, BaseSampler):
                     return False
                 key = self.arm_of(trial)
                 key = key if key is not None else f"trial-{trial.number}"
-                if key not in view.engine or view.engine.status(key) != "stopped":
+                if key not in view.engine:
                     return False
+                if view.engine.status(key) != "stopped":
+                    if not self._pause_now(view, trial, key):
+                        return False
+                    _mark(study, trial, PAUSED, True)
                 rung = view.engine.stop_rung(key)
+                rung = view.engine.reached(key) if rung is None else rung
             else:
                 fid = trial.system_attrs.get(FIDELITY)
                 lad = self.ladder
@@ -533,11 +612,27 @@ class MFSampler(_StudyCaches, BaseSampler):
                 if trial.last_step + off < lad.resources[fid]:
                     return False
                 rung = fid  # an ordinary objective reached the policy's fidelity: its value there counts
-        try:
-            study._storage.set_trial_system_attr(trial._trial_id, PRUNED_RUNG, rung)
-        except Exception:  # pragma: no cover - a finished trial cannot be annotated
-            pass
+        _mark(study, trial, PRUNED_RUNG, rung)
         return True
+
+    def _pause_now(self, view: RaceView, trial: FrozenTrial, key: Any) -> bool:
+        """The anytime schedule for an ordinary objective (each trial trains from scratch): while configurations
+        wait to be started, a trial that has just brought its configuration to a new rung goes on only if it is
+        among the best ``max(1, ⌊n/η⌋)`` there (ASHA), else it is pruned to free the worker — *paused*: the race
+        may run its configuration again later. Once every configuration has started nothing is paused (a re-run
+        would train from scratch again). Resumable objectives end each trial at its rung anyway."""
+        if self.schedule != "anytime" or view.resumable or not isinstance(key, int):
+            return False
+        K = len(self._search.candidates or ())
+        if not self._fresh(view, K):
+            return False
+        eng = view.engine
+        rung = eng.reached(key)
+        own = trial_rung_values(trial, view.steps)
+        earlier = [m for m in range(rung + 1) if not np.isnan(own[m])]
+        if not earlier or max(earlier) < rung or rung >= view.ladder.top:
+            return False  # this trial has not brought the configuration to its highest rung (a re-run below it)
+        return key not in eng.promotable(self._rungs.reduction_factor)
 
     def recommendation(self, study: optuna.Study) -> MFRecommendation:
         """The sampler's recommended configuration for ``study``, with its certificate."""
@@ -568,7 +663,7 @@ class MFSampler(_StudyCaches, BaseSampler):
             key, rung, est = cert.key, view.ladder.top, cert.value
             reason = "identified" if cert.identified else "finished"
         else:
-            key, rung, est = eng.best_estimate()
+            key, rung, est = eng.answer()
             reason = "in-progress"
         details["estimate"] = None if est is None else self._sign(study) * est
         R = float(view.ladder.resources[-1])
@@ -597,10 +692,17 @@ class MFSampler(_StudyCaches, BaseSampler):
                 return dict(t.params)
         return None  # pragma: no cover
 
-    def _resources_spent(self, trials: Sequence[FrozenTrial], view: RaceView | None) -> float:
+    def resources_spent(self, study: optuna.Study, trials: Sequence[FrozenTrial] | None = None) -> float:
+        """Epochs (steps) trained so far in ``study``, as :attr:`MFRecommendation.resources_spent` counts them
+        (a resumable objective's trial continues its configuration; others train from scratch)."""
+        if trials is None:
+            trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        return self._resources_spent(trials, None, step_offset(trials))
+
+    def _resources_spent(self, trials: Sequence[FrozenTrial], view: RaceView | None, offset: int = 0) -> float:
         """Epochs (steps) trained over all trials: a trial of a resumable objective continues its configuration
         from the furthest step an earlier trial of it reached; other trials train from scratch."""
-        off = 0 if view is None else view.offset
+        off = offset if view is None else view.offset
         reached: dict[Any, float] = {}
         total = 0.0
         for t in sorted(trials, key=lambda x: x.number):
@@ -700,6 +802,11 @@ class MFSampler(_StudyCaches, BaseSampler):
                 "optuna.create_study(sampler=MFSampler(), pruner=MFPruner())",
                 stacklevel=2,
             )
+        if self.budget is not None and self.resources_spent(study) >= self.budget:
+            self._set(study, trial, None, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
+            study._storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
+            self._stop(study)  # the epoch budget is spent: the answer is the recommendation now
+            return
         with self._lock:
             for _ in range(4):  # claim, then verify against decisions other processes made meanwhile
                 if self.race:
@@ -785,8 +892,12 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
     """Racing (or IISE's rule) at the rungs of a ladder, for the ``report`` / ``should_prune`` loop.
 
     With ``rule="race"`` (default) a trial is pruned at a rung when even the optimistic bound on its final value
-    (its value + radius + ζ⁺) is below the best completed trial's lower bound: on the event of
-    :mod:`mf_sched.rungs` the best trial is never pruned. With ``rule="iise"`` (needs a ladder with ζ) a trial
+    (the curve-aware bound: what a run with its value and slope there can still gain) is below the best
+    completed trial: on the event of :mod:`mf_sched.rungs` the answer stays within the tolerance of a full
+    search's. With a sampler that proposes configurations (TPE, random ...), a trial is also pruned at a rung
+    where it is not among the best ``max(1, ⌊n/η⌋)`` values — ASHA's rule, as Optuna's
+    ``SuccessiveHalvingPruner`` — so that the study is anytime (``schedule="best-first"``: the racing cut
+    alone). With ``rule="iise"`` (needs a ladder with ζ) a trial
     is pruned when some trial's value at the rung beats it by ``2ζ(m)`` plus both radii. Works with any sampler,
     across processes (decisions are recomputed from the storage), tolerates NaN reports, returns a builtin
     ``bool``; paired with :class:`MFSampler` it carries out the sampler's decisions.
@@ -798,6 +909,9 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         delta, sigma: confidence and seed-to-seed σ (default: see the module docstring).
         n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²) for trial k).
         bias: ``"zeta"`` or ``"gamma"`` (``rule="iise"``). eta: optional halving cut (``rule="iise"``; heuristic).
+        schedule, tolerance, metric_family, bound, budget: as :class:`MFSampler` (``rule="race"``); ``budget`` is
+            enforced here (the trial that spends the last epoch is pruned and the study stopped), and MFSampler's
+            ``budget`` too when this pruner has none.
 
     Example:
         >>> import optuna
@@ -834,10 +948,19 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         n_trials: int | None = None,
         bias: str = "zeta",
         eta: float | None = None,
+        schedule: str = "anytime",
+        tolerance: float = DEFAULT_TOLERANCE,
+        metric_family: str | None = None,
+        bound: str = "curve",
+        budget: float | None = None,
     ) -> None:
         if rule not in RULES:
             raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
         self.rule = rule
+        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+        self._bound_kw = bound_kwargs(tolerance, metric_family, bound)
+        self.budget = check_budget(budget)
+        self._warned_family: set[tuple[int, int]] = set()
         self._rungs = resolve_rungs(
             "MFPruner", ladder=ladder, calibration=calibration, resources=resources, sigma=sigma,
             race_bias=race_bias, max_resource=max_resource, min_resource=min_resource,
@@ -866,10 +989,13 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         if self.rule == "race":
             bias = self._rungs.given_bias(lad.M)
             cache = self._cache(study)
-            return race_view(
+            view = race_view(
                 trials, ladder=lad, offset=off, sign=sign, delta=self.delta, sigma=self.sigma, race_bias=bias,
                 n_arms=None, arm_of=None, refine=bias is None, cache=cache,
-            ).engine  # fmt: skip
+                bound_args={**self._bound_kw, "n_arms": self.n_trials, "fit": self._rungs.fit},
+            )  # fmt: skip
+            warn_no_family(view, study, self._warned_family, "MFPruner")
+            return view.engine
         steps = np.asarray(lad.resources, dtype=float) - off
         rows, keys, index, raw = [], [], [], []
         for t in sorted(trials, key=lambda x: x.number):
@@ -888,6 +1014,8 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
 
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         sampler = study.sampler
+        if self._over_budget(study, trial):
+            return True
         if isinstance(sampler, MFSampler) and not sampler.dynamic_space and not sampler.continuous:
             return sampler.should_prune(study, trial)
         if trial.last_step is None:
@@ -899,13 +1027,44 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         eng = self.engine(study)
         if eng is None or trial.number not in eng:
             return False
-        stop = eng.status(trial.number) == "stopped" if self.rule == "race" else bool(eng.should_stop(trial.number))
+        if self.rule == "race":
+            stop = eng.status(trial.number) == "stopped"
+            if not stop and self._pause_now(eng, trial.number):
+                _mark(study, trial, PAUSED, True)
+                _mark(study, trial, PRUNED_RUNG, eng.reached(trial.number))
+                return True
+        else:
+            stop = bool(eng.should_stop(trial.number))
         if stop:
-            try:
-                study._storage.set_trial_system_attr(trial._trial_id, PRUNED_RUNG, eng.stop_rung(trial.number))
-            except Exception:  # pragma: no cover - a finished trial cannot be annotated
-                pass
+            _mark(study, trial, PRUNED_RUNG, eng.stop_rung(trial.number))
         return bool(stop)
+
+    def _pause_now(self, eng: RungEliminator, key: int) -> bool:
+        """With a sampler that proposes new configurations (every sampler but MFSampler), a trial at a rung below
+        the top goes on only if it is among the best ``max(1, ⌊n/η⌋)`` values there — ASHA's rule, as Optuna's
+        ``SuccessiveHalvingPruner`` applies it — on top of the racing cut (``schedule="best-first"``: the cut
+        alone). Such a trial is pruned *paused*: not stopped by the rule, so the study is not certified."""
+        if self.schedule != "anytime" or eng.reached(key) >= eng.M - 1:
+            return False
+        return key not in eng.promotable(self._rungs.reduction_factor)
+
+    def _over_budget(self, study: optuna.Study, trial: FrozenTrial) -> bool:
+        """``budget``: prune the trial that spends the last epoch of it, and stop the study."""
+        sampler = study.sampler
+        budget = self.budget if self.budget is not None else getattr(sampler, "budget", None)
+        if budget is None or trial.last_step is None:
+            return False
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        if isinstance(sampler, MFSampler):
+            spent = sampler.resources_spent(study, trials)
+        else:
+            off = step_offset(trials)
+            spent = sum(float(t.last_step + off) for t in trials if t.last_step is not None)
+        if spent < budget:
+            return False
+        _mark(study, trial, BUDGET_SPENT, True)
+        MFSampler._stop(study)
+        return True
 
 
 # ----------------------------------------------------------------------------------------- storage

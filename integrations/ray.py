@@ -8,15 +8,15 @@ Install with ``pip install "mf-sched[ray]"``. The two lines people write work as
 
 Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``trial_id``:
 
-* :class:`IISEScheduler` — by default **racing** (``rule="race"``): a trial is stopped at a rung when even the
-  optimistic bound on its final value (value + radius + ζ⁺, the best configuration's improvement bound) is
-  below the best finished trial's lower bound; the best trial is never stopped with probability
-  ``≥ 1 − δ − α`` (:mod:`mf_sched.rungs`). Trials are promoted **best-first** without a barrier: at a rung a
-  trial pauses only when a trial not yet started, or a paused one with a higher priority (its estimated final
-  value), is waiting for the worker — so every trial's first rung comes first, then always the most promising
-  trial, which
-  reaches the top early and becomes the incumbent the others race against; a paused trial that can no longer
-  win is stopped without being resumed. Pausing needs the trial's checkpoint: a trial pauses only when the
+* :class:`IISEScheduler` — by default **racing** (``rule="race"``) with the **anytime schedule**: a trial is
+  stopped for good at a rung when even the optimistic bound on its final value (the shipped curve-aware bound:
+  how much a run with its value and slope can still improve) is below the best finished trial's value; trials
+  are otherwise scheduled as ASHA does (Li et al. 2020, MLSys) — a trial among the best ``1/η`` at its rung goes
+  on, the others pause while trials wait to start — and once ASHA has nothing left to do, the paused trials
+  that can still win are resumed best-first until each is stopped or finished, which certifies the answer
+  (:mod:`mf_sched.racing.schedule`; with probability ``≥ 1 − δ`` the answer is within the tolerance of the full
+  search's, :mod:`mf_sched.rungs`). Stopped early (``time_budget_s``, a stopper), the experiment's best trial is
+  at least as good as ASHA's would have been. Pausing needs the trial's checkpoint: a trial pauses only when the
   result at its rung carries one (a function trainable that passes ``checkpoint=`` to ``tune.report``, or a
   class trainable); otherwise it simply continues — function trainables without checkpoints get the
   asynchronous behaviour automatically. ``IISEScheduler(rule="iise")`` is the synchronous IISE variant: all
@@ -28,10 +28,10 @@ Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``t
 
 Zero configuration: the rungs are inferred from the maximum resource — ``max_t``, the trial's stopping
 criterion on ``time_attr`` (``tune.run(stop={"training_iteration": 27})``, ``RunConfig(stop=...)``), or the
-last ``time_attr`` of the first trial that completes — as ``≈ 2% of R × 3^k``; ζ⁺ is the prior shipped for the
-metric's family (values in [0, 1]; non-negative losses), raised by the study's own finished trials; σ defaults
-to 0.01 for [0, 1] metrics and 1% of the values otherwise; metric and mode come from ``TuneConfig`` /
-``tune.run`` (``set_search_properties``).
+last ``time_attr`` of the first trial that completes — as ``≈ 2% of R × 3^k``; the bound is the one shipped for
+the metric's family (accuracies, error rates and percentages; losses and negated losses; ``metric_family=`` names
+it), raised by the study's own finished trials; metric and mode come from ``TuneConfig`` / ``tune.run``
+(``set_search_properties``).
 
 Failures: a failed trial is no longer waited for (a retried one, ``FailureConfig(max_failures=k)``, is re-added
 with the same id and raced again); a trial whose metric is NaN at a rung is stopped. A trial that errored, diverged
@@ -49,6 +49,7 @@ import heapq
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,10 +59,21 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from mf_sched._serialize import StateFormatError, encode
+from mf_sched._validate import check_choice
 from mf_sched.ladder import FidelityLadder
+from mf_sched.race import metric_transform
+from mf_sched.racing.schedule import SCHEDULES
 from mf_sched.rungs import RULES, RungCertificate, RungEliminator
 
-from ._common import auto_race_bias, default_sigma, resolve_rungs
+from ._common import (
+    BOUNDS,
+    DEFAULT_TOLERANCE,
+    auto_race_bias,
+    check_tolerance,
+    default_sigma,
+    no_family_message,
+    resolve_rungs,
+)
 
 __all__ = [
     "RungScheduler",
@@ -80,6 +92,11 @@ _NEEDS_CHECKPOINT = (
     "(class trainables do this by themselves), or use the default IISEScheduler() (racing), which pauses only "
     "trials that have a checkpoint, or AsyncIISEScheduler(ladder, rule='iise'), which never pauses."
 )
+
+
+def _k_bucket(n: int | None) -> int:
+    """Which study size of the shipped bound a count of trials selects (0: unknown)."""
+    return 0 if n is None else (8 if n < 24 else 24 if n < 64 else 64)
 
 
 def _is_class_trainable(trial: Trial) -> bool:
@@ -114,8 +131,16 @@ class RungScheduler(FIFOScheduler):
         synchronous: ``rule="iise"`` only (default True): pause every trial at each rung.
         pause: ``rule="race"`` only (default True): best-first promotion by pausing at rungs (needs checkpoints;
             a trial without one just continues).
-        order: ``rule="race"`` only: which paused trial resumes first, ``"estimate"`` (default: the most
-            promising) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+        order: ``rule="race"`` only: which paused trial resumes first once ASHA's work is done, ``"depth"``
+            (default: the highest rung, then the best value), ``"estimate"`` (the most promising) or ``"bound"``
+            (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+        schedule: ``rule="race"`` only: ``"anytime"`` (default: ASHA's promotions with ``reduction_factor`` first,
+            then the trials not started, then best-first; :mod:`mf_sched.racing.schedule`) or ``"best-first"``.
+        tolerance: ``rule="race"`` only: the shipped curve-aware bound keeps, with probability ``1 − δ``, an
+            answer within this relative tolerance of the full search's (default 0.005: 0.5%).
+        metric_family: how to read the metric when it is not recognised from its values (one of
+            :data:`mf_sched.race.NAMED_FAMILIES`, e.g. ``"percent"``, ``"negated_loss"``).
+        bound: ``"curve"`` (default: the curve-aware bound) or ``"zeta+"`` (the unconditional ζ⁺ prior).
 
     Example:
         >>> from mf_sched.integrations.ray import IISEScheduler
@@ -148,7 +173,11 @@ class RungScheduler(FIFOScheduler):
         eta: float | None = None,
         synchronous: bool | None = None,
         pause: bool = True,
-        order: str = "estimate",
+        order: str = "depth",
+        schedule: str = "anytime",
+        tolerance: float = DEFAULT_TOLERANCE,
+        metric_family: str | None = None,
+        bound: str = "curve",
     ) -> None:
         super().__init__()
         if rule not in RULES:
@@ -176,6 +205,15 @@ class RungScheduler(FIFOScheduler):
             self._engine_kw.update(bias=bias, eta=eta)
         else:
             self._engine_kw.update(fixed_arms=bool(fixed_arms), order=order)
+        self.schedule = check_choice("schedule", schedule, SCHEDULES)
+        self.tolerance = check_tolerance(tolerance)
+        if metric_family is not None:
+            metric_transform([], "max", metric_family)  # fails now on an unknown name
+        self.metric_family = metric_family
+        self.bound = check_choice("bound", bound, BOUNDS)
+        self.reduction_factor = float(reduction_factor)
+        self._bias_key: tuple[Any, ...] | None = None  # (family, K bucket) the shipped bound was chosen for
+        self._warned_family = False
         self.ladder: FidelityLadder | None = self._rungs.initial_ladder()
         self.engine: RungEliminator | None = None
         self._pending_curves: dict[str, list[tuple[float, float]]] = {}  # results seen before the ladder is known
@@ -207,7 +245,8 @@ class RungScheduler(FIFOScheduler):
             bias = self._rungs.given_bias(lad.M)
             self._auto_bias = bias is None
             self._family_values = len(self._values)
-            bias = bias if bias is not None else auto_race_bias(lad, self._values, self._mode or "max")
+            if bias is None:
+                bias = self._shipped_bias()
             self.engine = RungEliminator(lad, sigma=sigma, rule="race", race_bias=bias, refine=self._auto_bias,
                                          **self._engine_kw)  # fmt: skip
         for tid in self._order:
@@ -238,18 +277,48 @@ class RungScheduler(FIFOScheduler):
         self._make_engine()
         return True
 
+    def _n_arms(self) -> int | None:
+        """The study size the shipped bound is chosen for: ``n_trials``, else the trials added so far."""
+        n = self._engine_kw.get("n_arms")
+        return int(n) if n is not None else (len(self._order) or None)
+
+    def _shipped_bias(self) -> Any:
+        """The shipped bound for the metric family of the values reported so far (see :func:`auto_race_bias`);
+        warns once when no family fits."""
+        lad, mode = self.ladder, self._mode or "max"
+        assert lad is not None
+        fam = metric_transform(self._values, mode, self.metric_family)
+        K = self._n_arms()
+        self._bias_key = (None if fam is None else fam.kind, _k_bucket(K))
+        if fam is None and any(math.isfinite(v) for v in self._values) and not self._warned_family:
+            self._warned_family = True
+            warnings.warn(no_family_message(mode, type(self).__name__), stacklevel=4)
+        return auto_race_bias(lad, self._values, mode, n_arms=K, alpha=float(self._engine_kw["delta"]),
+                              tolerance=self.tolerance, family=self.metric_family, bound=self.bound,
+                              fit=self._rungs.fit)  # fmt: skip
+
     def _refresh_bias(self) -> None:
-        """With the shipped prior: re-choose it when the metric's values reveal another family (e.g. a loss
-        that first reported values below 1)."""
+        """With the shipped bound: re-choose it when the metric's values reveal another family (a loss that first
+        reported values below 1), or the study grew into another size bucket of the bound; never back to "no
+        bound" once a family fitted. A bound the study's curves raised keeps its raised λ."""
         if self.rule != "race" or not getattr(self, "_auto_bias", False) or self.engine is None:
             return
-        if len(self._values) < 2 * max(1, self._family_values):
+        if (
+            len(self._values) < 2 * max(1, self._family_values)
+            and self._bias_key is not None
+            and (self._bias_key[1] == _k_bucket(self._n_arms()))
+        ):
             return
         self._family_values = len(self._values)
-        new = auto_race_bias(self.ladder, self._values, self._mode or "max")  # type: ignore[arg-type]
-        old = self.engine.race_bias.source.split(" [raised")[0]  # type: ignore[union-attr]
-        if new.source != old and not new.source.startswith("none"):  # another family, never back to "no prior"
-            self.engine.set_race_bias(new)
+        fam = metric_transform(self._values, self._mode or "max", self.metric_family)
+        key = (None if fam is None else fam.kind, _k_bucket(self._n_arms()))
+        if key == self._bias_key or fam is None:
+            return
+        new = self._shipped_bias()
+        old = self.engine.curve_bound
+        if old is not None and old.raised_by and getattr(new, "lam", None) is not None and new.lam < old.lam:
+            new = new.raised(old.lam, old.raised_by)
+        self.engine.set_race_bias(new)
 
     def _rung_of(self, t: float) -> int | None:
         m = None
@@ -317,6 +386,7 @@ class RungScheduler(FIFOScheduler):
             self._forget(tid)  # restored experiment: a finished or eliminated trial is evidence only
             return
         self._live.add(tid)
+        self._refresh_bias()  # the study may have grown into another size of the shipped bound
 
     def _forget(self, tid: str) -> None:
         self._unstarted.pop(tid, None)
@@ -365,11 +435,26 @@ class RungScheduler(FIFOScheduler):
         if eng.should_stop(tid):
             self._forget(tid)
             return TrialScheduler.STOP
-        if self.pause and self._can_pause(trial, result) and self._better_waiting(tune_controller, tid):
+        if self.pause and self._can_pause(trial, result) and self._should_pause(tune_controller, tid):
             self._paused[tid] = rung
             heapq.heappush(self._heap, (-eng.priority(tid), self._arrival(tid), tid))
             return TrialScheduler.PAUSE
         return TrialScheduler.CONTINUE
+
+    def _should_pause(self, tune_controller: Any, tid: str) -> bool:
+        """The anytime schedule (:mod:`mf_sched.racing.schedule`): a trial that ASHA would promote goes on at
+        once; else it pauses when other work waits — a trial not started, a paused trial ASHA would promote, or
+        (once ASHA's work is done) a paused trial with a higher priority. ``"best-first"``: the last two only."""
+        eng = self.engine
+        assert eng is not None
+        if self.schedule == "best-first":
+            return self._better_waiting(tune_controller, tid)
+        promos = eng.promotable(self.reduction_factor)
+        if tid in promos:
+            return False
+        if any(self._status_of(t) == Trial.PAUSED for t in promos):
+            return True
+        return self._better_waiting(tune_controller, tid)
 
     def _diverged(self, tid: str, t: float, v: float) -> None:
         """A diverged run (NaN/inf at a rung) is no evidence: it is stopped and listed as uncovered."""
@@ -482,10 +567,11 @@ class RungScheduler(FIFOScheduler):
         eng = self.engine
         if eng is None:
             return next((t for t in self._paused if self._status_of(t) == Trial.PAUSED), None)
-        if self._heap_bias is not eng.race_bias:  # ζ⁺ changed (refined, another family): every priority did
+        bias = eng.curve_bound if eng.curve_bound is not None else eng.race_bias
+        if self._heap_bias is not bias:  # the bound changed (refined, another family): every priority did
             self._heap = [(-eng.priority(t), self._arrival(t), t) for t in self._paused if t in eng]
             heapq.heapify(self._heap)
-            self._heap_bias = eng.race_bias
+            self._heap_bias = bias
         h = self._heap
         while h:
             negp, arrival, tid = h[0]
@@ -500,13 +586,17 @@ class RungScheduler(FIFOScheduler):
         return None
 
     def _race_choose(self, tune_controller: Any) -> Trial | None:
-        """Racing: the first PENDING trial (in Ray's order), else the paused trial that ranks first — in
-        O(trials not started + log trials paused); all trials are scanned only when neither is found (a trial
-        Ray added or paused behind the scheduler's back must not be left waiting)."""
+        """Racing: a paused trial ASHA would promote (``schedule="anytime"``), else the first PENDING trial (in
+        Ray's order), else the paused trial that ranks first; all trials are scanned only when none is found (a
+        trial Ray added or paused behind the scheduler's back must not be left waiting)."""
+        eng = self.engine
+        if eng is not None and self.schedule == "anytime":
+            for tid in eng.promotable(self.reduction_factor):  # ASHA's promotions first
+                if self._status_of(tid) == Trial.PAUSED:
+                    return self._trials[tid]
         for tid in self._unstarted:
             if self._status_of(tid) == Trial.PENDING:
                 return self._trials[tid]
-        eng = self.engine
         best = self._best_paused()
         if best is not None:
             return self._trials[best]

@@ -250,7 +250,11 @@ def test_heartbeat_fails_a_dead_trial_and_its_configuration_is_retried(db: str, 
     rec = sampler.recommendation(study)
     assert rec.done and rec.params == {"q": BEST} and len(trials) < 50  # the study stopped by itself
     evaluated = collections.Counter(t.params["q"] for t in trials if not t.system_attrs.get("mf:surplus"))
-    assert evaluated[old.params["q"]] == 2 and sum(evaluated.values()) == len(CONFIGS) + 1  # the retry only
+    # the killed trial's configuration: its trial and the retry; every other evaluation beyond one per configuration
+    # runs a configuration the anytime schedule paused (mf:paused) again: nothing is evaluated twice for the fault
+    paused = collections.Counter(t.params["q"] for t in trials if t.system_attrs.get("mf:paused"))
+    assert evaluated[old.params["q"]] == 2 + paused[old.params["q"]]
+    assert all(evaluated[q] <= 1 + paused[q] for q in evaluated if q != old.params["q"])
 
 
 def test_a_queued_retry_holds_its_configuration(tmp_path: Path) -> None:

@@ -83,14 +83,32 @@ def run(sched, *, workers: int = 2, max_t: int = 27, checkpoint: bool = True, qu
     return trained, order, trials
 
 
-def test_zero_argument_scheduler_races_best_first() -> None:
+def asha_promotions_only(order: list[tuple[str, int]], rungs=(1, 3, 9), eta: int = 3) -> None:
+    """Until every trial has started, a trial goes past a rung only while its value there is among the best
+    max(1, n // eta) of the n values recorded at that rung (ASHA's rule, checked against the curve)."""
+    q = {f"t{i}": x for i, x in enumerate(QUALITY)}
+    at_rung: dict[int, list[float]] = {r: [] for r in rungs}
+    started: set[str] = set()
+    for tid, e in order:
+        started.add(tid)
+        if len(started) == len(QUALITY):
+            return
+        if e in at_rung:
+            at_rung[e].append(curve(q[tid], e))
+        prev = max((r for r in rungs if r < e), default=None)
+        if prev is not None and e == prev + 1:  # the trial went on past rung `prev`
+            vals = sorted(at_rung[prev], reverse=True)
+            keep = max(1, len(vals) // eta)
+            assert curve(q[tid], prev) >= vals[keep - 1] - 1e-12, (tid, e, vals)
+
+
+def test_zero_argument_scheduler_is_asha_then_races_to_a_certificate() -> None:
     sched = IISEScheduler()
     trained, order, trials = run(sched)
     assert sched.ladder.resources == (1.0, 3.0, 9.0, 27.0)  # from the trials' stopping criterion
     assert all(t.status == Trial.TERMINATED for t in trials)
-    # every trial's first rung (epoch 1) comes before any trial trains past it
-    first_past = next(i for i, (_, e) in enumerate(order) if e > 1)
-    assert {tid for tid, e in order[:first_past] if e == 1} == {t.trial_id for t in trials}
+    asha_promotions_only(order)
+    assert {tid for tid, e in order if e == 1} == {t.trial_id for t in trials}  # every trial's first rung
     assert trained["t0"] == 27 and sched.best_config() == {"q": 0.9}
     assert all(n <= 27 for n in trained.values())  # resumed from checkpoints: no epoch twice
     for i, q in enumerate(QUALITY):
@@ -98,7 +116,16 @@ def test_zero_argument_scheduler_races_best_first() -> None:
             assert trained[f"t{i}"] <= 9  # far below the incumbent: stopped by the race
     assert sum(trained.values()) < 0.75 * 27 * len(QUALITY)
     cert = sched.certificate()
-    assert cert.rule == "race" and "prior 'unit'" in cert.bias_source and cert.key == "t0"
+    assert cert.rule == "race" and "curve bound 'unit'" in cert.bias_source and cert.key == "t0"
+    assert cert.epsilon is not None  # every trial stopped or finished: certified
+
+
+def test_best_first_schedule_starts_every_trial_first() -> None:
+    sched = IISEScheduler(schedule="best-first")
+    trained, order, trials = run(sched)
+    first_past = next(i for i, (_, e) in enumerate(order) if e > 1)
+    assert {tid for tid, e in order[:first_past] if e == 1} == {t.trial_id for t in trials}
+    assert sched.best_config() == {"q": 0.9} and all(n <= 27 for n in trained.values())
 
 
 def test_choose_trial_to_run_has_no_side_effects() -> None:
@@ -116,6 +143,7 @@ def test_choose_trial_to_run_has_no_side_effects() -> None:
         t.set_status(Trial.PAUSED)
     before = [t.status for t in trials]
     picks = {sched.choose_trial_to_run(ctl).trial_id for _ in range(5)}
+    # ASHA promotes the best of the three paused at rung 0 (t0, 0.9); asking again changes nothing
     assert picks == {"t0"} and [t.status for t in trials] == before and not ctl.stopped
 
 
@@ -178,7 +206,7 @@ def test_losses_get_the_relative_prior() -> None:
         sched.on_trial_add(ctl, t)
     sched.on_trial_result(ctl, trials[0], {"training_iteration": 1, "loss": 2.3})
     sched.on_trial_result(ctl, trials[0], {"training_iteration": 2, "loss": 1.9})
-    assert "prior 'loss'" in sched.engine.race_bias.source
+    assert "curve bound 'loss'" in sched.engine.bias_source and sched.engine.curve_bound.form == "relative"
 
 
 # ------------------------------------------------------------------------------ end to end, zero arguments
