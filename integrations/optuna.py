@@ -77,6 +77,7 @@ from mf_sched.registry import get_policy
 from mf_sched.rungs import RULES, RUNNING, RungEliminator
 
 from ._common import RungArgs, check_count, default_sigma, resolve_rungs
+from ._optuna_evidence import note_certificate, note_decision
 from ._optuna_policy import arms_for, decide_with_policy, replay_policy
 from ._optuna_race import (
     ARM,
@@ -186,8 +187,24 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
     if m < lad.top:
         if step not in trial.study._storage.get_trial(trial._trial_id).intermediate_values:
             trial.report(v, step)
+        _note_if_stopped(trial)
         raise optuna.TrialPruned(f"fidelity {m} of {lad.top}: recorded for the policy, not a final result")
     return v
+
+
+def _note_if_stopped(trial: optuna.trial.Trial) -> None:
+    """A resumable objective's result below the top: if it stopped its configuration, say why on the trial."""
+    study = trial.study
+    s, _ = _parts(study)
+    if s is None or not s.race:
+        return
+    frozen = study._storage.get_trial(trial._trial_id)
+    eng = s.engine(study)
+    key = s.arm_of(frozen)
+    if eng is not None and key is not None and key in eng and eng.status(key) == "stopped":
+        lad, off = _need_ladder(study)
+        steps = [r - off for r in lad.resources]
+        note_decision(study, frozen, eng, key, steps=steps, adapter=s)
 
 
 def _study_key(study: optuna.Study) -> tuple[int, int]:
@@ -434,6 +451,17 @@ class MFSampler(_StudyCaches, BaseSampler):
     def _sign(self, study: optuna.Study) -> float:
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
 
+    def engine(self, study: optuna.Study) -> RungEliminator | None:
+        """The race of ``study`` rebuilt from its storage (runs keyed by candidate index, ``"trial-<n>"`` for a trial
+        outside the candidates; maximisation convention); None while the space or the ladder is unknown, or when
+        the policy is not ``"race"``."""
+        if not self.race:
+            return None
+        with self._lock:
+            trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+            view = self._view(study, trials, exclude=None)
+        return None if view is None else view.engine
+
     # ------------------------------------------------------------------ the race
     def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
@@ -523,6 +551,8 @@ class MFSampler(_StudyCaches, BaseSampler):
                 if key not in view.engine or view.engine.status(key) != "stopped":
                     return False
                 rung = view.engine.stop_rung(key)
+                note_decision(study, trial, view.engine, key, steps=view.steps, adapter=self, trials=trials)
+                note_certificate(study, self, view.engine, trials)
             else:
                 fid = trial.system_attrs.get(FIDELITY)
                 lad = self.ladder
@@ -771,6 +801,8 @@ class MFSampler(_StudyCaches, BaseSampler):
                     t.state = state
                 trials.append(t)
             view = self._view(study, trials, exclude=trial.number)
+        if view is not None:
+            note_certificate(study, self, view.engine, trials)
         if view is None or view.busy:
             return
         eng = view.engine
@@ -905,6 +937,8 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
                 study._storage.set_trial_system_attr(trial._trial_id, PRUNED_RUNG, eng.stop_rung(trial.number))
             except Exception:  # pragma: no cover - a finished trial cannot be annotated
                 pass
+            note_decision(study, trial, eng, trial.number, steps=np.asarray(lad.resources) - off, adapter=self)
+        note_certificate(study, self, eng, trials)
         return bool(stop)
 
 
