@@ -382,6 +382,13 @@ def study_race_data(study: optuna.Study) -> RaceData:
             k = t.number
         if k in engine:
             of_key.setdefault(k, []).append(t)
+    if engine.rule != "race":  # IISE's rule decides when a trial reports (MFPruner.prune): replay the decisions
+        for k in engine.keys:
+            ts = of_key.get(k, [])
+            if ts and ts[-1].state == TrialState.PRUNED:
+                engine.should_stop(k)
+            elif ts and ts[-1].state != TrialState.RUNNING and engine.reached(k) < engine.M - 1:
+                engine.mark_lost(k)
     names, params, curves, times, evidence, numbers = {}, {}, {}, {}, {}, {}
     cands = adapter.candidates if by_arm else None
     for k in engine.keys:
