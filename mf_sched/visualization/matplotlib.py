@@ -104,6 +104,8 @@ def race_axes(race: RaceData, ax_curves: Any, ax_time: Any) -> None:
         handles[f"its {word} bound {fmt(inc.bound)}"] = Line2D([], [], color="#1f2328", lw=1.1, ls="--")
     if log_x(race):
         ax_curves.set_xscale("log")
+        ax_curves.minorticks_off()
+    ax_curves.set_xticks(list(race.resources), [f"{r:g}" for r in race.resources])
     for m, x in enumerate(race.resources):
         ax_curves.axvline(x, color="#d0d7de", lw=0.9, zorder=0)
         ax_curves.annotate(
