@@ -40,6 +40,11 @@ What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rul
 * **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
   processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a
   configuration that failed ``max_failures`` times is dropped (and reported).
+* **Evidence.** A trial stopped by the race records why in its user attributes (``race:value``, ``race:bound``,
+  ``race:incumbent_value``, ``race:incumbent_lower_bound``, ``race:rung``, ``race:reason``, ...), which
+  optuna-dashboard shows; the study records its certificate (``race:certificate``, ``race:summary``) and the race's
+  configuration (``race:config``), from which :func:`mf_sched.visualization.plot_race` rebuilds the race of a study
+  loaded from its storage (:mod:`mf_sched.integrations._optuna_evidence`).
 * Other registered policies (``policy="iise-rungs"``, ``"iise"``, ``"sh"``, ``"hyperband"``, ``"mf-grad"``,
   ``"mf-gp-ucb"`` ...) need an explicit ladder with ζ: see :mod:`mf_sched.integrations._optuna_policy`.
 
@@ -49,7 +54,8 @@ sampler's decisions (one engine).
 
 Private Optuna APIs used (Optuna 5 has no public way for a sampler to annotate a trial or to read the trials of
 a study without copying them): ``study._storage.get_all_trials``, ``study._storage.set_trial_system_attr``,
-``study._storage.get_trial_system_attrs``, ``study._storage.get_trial``.
+``study._storage.get_trial_system_attrs``, ``study._storage.get_trial``, and (the evidence: a pruner gets a
+``FrozenTrial``) ``study._storage.set_trial_user_attr`` / ``set_study_user_attr``.
 """
 
 from __future__ import annotations

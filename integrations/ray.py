@@ -40,6 +40,11 @@ whose ε then covers the other trials. :meth:`RungScheduler.choose_trial_to_run`
 repeatedly) and never leaves every trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add
 :class:`SchedulerStateCallback` to ``RunConfig(callbacks=[...])``; :func:`load_certificate` reads the certificate
 back from the experiment directory (JSON, nothing unpickled).
+
+Seeing the race: :meth:`RungScheduler.debug_string` gives Tune's (classic) progress reporter one line per rung under
+the incumbent; :class:`SchedulerStateCallback` adds the scheduler's decision to every result
+(:meth:`RungScheduler.race_metrics`: ``race/bound``, ``race/stopped``, ...), so Tune's CSV, JSON and TensorBoard
+loggers record it; :func:`mf_sched.visualization.plot_race` draws the race from the experiment directory.
 """
 
 from __future__ import annotations

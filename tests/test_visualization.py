@@ -231,3 +231,25 @@ def test_importing_the_package_loads_no_plotting_or_framework_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == []
+
+
+def test_uncovered_and_running_runs_are_shown_as_such() -> None:
+    pytest.importorskip("plotly", reason="plotly (the 'viz' extra) is not installed")
+    from mf_sched.visualization import plot_race
+    from mf_sched.visualization._style import subtitle
+
+    eng = RungEliminator(LADDER, sigma=0.01, n_arms=4, rule="race", race_bias=BIAS)
+    for m, r in enumerate(LADDER.resources):
+        eng.report("best", m, acc(0.9, r))
+    eng.report("crashed", 0, acc(0.85, 1))
+    eng.mark_lost("crashed")  # its worker died below the top rung: the certificate does not cover it
+    eng.report("climbing", 0, acc(0.88, 1))
+    race = RaceData.from_engine(eng)
+    fates = {r.name: r.fate for r in race.runs}
+    assert fates == {"best": "best", "crashed": "lost", "climbing": "running"}
+    assert race.certificate["uncovered"] == ["crashed"] and race.certificate["epsilon"] is None
+    assert "uncovered: crashed" in subtitle(race) and "race in progress (1 run below the top rung)" in race.summary()
+    assert "uncovered by the certificate" in next(r.reason for r in race.runs if r.name == "crashed")
+    fig = plot_race(race)
+    lost = [t for t in fig.data if t.legendgroup == "lost"]
+    assert len(lost) == 1 and lost[0].line.dash == "dash"
