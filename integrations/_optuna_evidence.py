@@ -198,8 +198,7 @@ def _certificate_attrs(
         "bias_source": cert.bias_source,
         "counts": dict(cert.counts),
         "uncovered": unc[:_MAX_LISTED] + ([f"... {len(unc) - _MAX_LISTED} more"] if len(unc) > _MAX_LISTED else []),
-        "cost": cert.cost,
-    }
+    }  # no cost: it changes at every rung, and so would the stored certificate (one write per rung crossed)
     return d
 
 
@@ -239,18 +238,20 @@ def _config_attr(study: optuna.Study, adapter: Any, engine: RungEliminator) -> d
     return out
 
 
-def _put_study_attr(study: optuna.Study, key: str, value: Any) -> None:
-    """Write a study user attribute unless this process already wrote the same value."""
+def _put_study_attr(study: optuna.Study, key: str, value: Any) -> bool:
+    """Write a study user attribute unless this process already wrote the same value; True when written."""
     k = (id(study._storage), study._study_id, key)
     with _written_lock:
         if _written.get(k) == value:
-            return
+            return False
         _written[k] = value
     try:
         study._storage.set_study_user_attr(study._study_id, key, value)
-    except Exception:  # never fail the study for its dashboard
+    except Exception:  # never fail the study for its dashboard (e.g. two workers inserting the key at once)
         with _written_lock:
             _written.pop(k, None)
+        return False
+    return True
 
 
 def note_certificate(
@@ -261,7 +262,8 @@ def note_certificate(
     arm_of = getattr(adapter, "arm_of", None)
     cert = _certificate_attrs(study, engine, by_arm, trials, arm_of)
     _put_study_attr(study, CONFIG, _config_attr(study, adapter, engine))
-    _put_study_attr(study, CERTIFICATE, cert)
+    if not _put_study_attr(study, CERTIFICATE, cert):
+        return
     race = RaceData(
         runs=[], resources=(), direction="maximize" if _sign(study) > 0 else "minimize",
         metric=_metric_name(study), rule=engine.rule, certificate=cert, incumbent=[],
