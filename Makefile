@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TEST_EXTRAS ?= dev,bench,gp,nas,optuna,ray,torch,docs
 DOCS_EXTRAS ?= docs
-DEMO_EXTRAS ?= bench,gp,optuna,torch
+DEMO_EXTRAS ?= bench,gp,optuna,torch,viz
 PYTEST_ARGS ?=
 
 .PHONY: demo quickstart simulate test test-slow fuzz lint bench docs clean

@@ -50,6 +50,11 @@ What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rul
 * **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
   processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a
   configuration that failed ``max_failures`` times is dropped (and reported).
+* **Evidence.** A trial stopped by the race records why in its user attributes (``race:value``, ``race:bound``,
+  ``race:incumbent_value``, ``race:incumbent_lower_bound``, ``race:rung``, ``race:reason``, ...), which
+  optuna-dashboard shows; the study records its certificate (``race:certificate``, ``race:summary``) and the race's
+  configuration (``race:config``), from which :func:`mf_sched.visualization.plot_race` rebuilds the race of a study
+  loaded from its storage (:mod:`mf_sched.integrations._optuna_evidence`).
 * Other registered policies (``policy="iise-rungs"``, ``"iise"``, ``"sh"``, ``"hyperband"``, ``"mf-grad"``,
   ``"mf-gp-ucb"`` ...) need an explicit ladder with ζ: see :mod:`mf_sched.integrations._optuna_policy`.
 
@@ -59,7 +64,8 @@ sampler's decisions (one engine).
 
 Private Optuna APIs used (Optuna 5 has no public way for a sampler to annotate a trial or to read the trials of
 a study without copying them): ``study._storage.get_all_trials``, ``study._storage.set_trial_system_attr``,
-``study._storage.get_trial_system_attrs``, ``study._storage.get_trial``.
+``study._storage.get_trial_system_attrs``, ``study._storage.get_trial``, and (the evidence: a pruner gets a
+``FrozenTrial``) ``study._storage.set_trial_user_attr`` / ``set_study_user_attr``.
 """
 
 from __future__ import annotations
@@ -98,6 +104,7 @@ from ._common import (
     resolve_rungs,
     warn_no_family,
 )
+from ._optuna_evidence import note_certificate, note_decision, note_pause
 from ._optuna_policy import arms_for, decide_with_policy, replay_policy
 from ._optuna_race import (
     ARM,
@@ -210,6 +217,7 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
     if m < lad.top:
         if step not in trial.study._storage.get_trial(trial._trial_id).intermediate_values:
             trial.report(v, step)
+        _note_if_stopped(trial)
         raise optuna.TrialPruned(f"fidelity {m} of {lad.top}: recorded for the policy, not a final result")
     return v
 
@@ -220,6 +228,21 @@ def _mark(study: optuna.Study, trial: FrozenTrial, key: str, value: Any) -> None
         study._storage.set_trial_system_attr(trial._trial_id, key, value)
     except Exception:  # pragma: no cover - a finished trial cannot be annotated
         pass
+
+
+def _note_if_stopped(trial: optuna.trial.Trial) -> None:
+    """A resumable objective's result below the top: if it stopped its configuration, say why on the trial."""
+    study = trial.study
+    s, _ = _parts(study)
+    if s is None or not s.race:
+        return
+    frozen = study._storage.get_trial(trial._trial_id)
+    eng = s.engine(study)
+    key = s.arm_of(frozen)
+    if eng is not None and key is not None and key in eng and eng.status(key) == "stopped":
+        lad, off = _need_ladder(study)
+        steps = [r - off for r in lad.resources]
+        note_decision(study, frozen, eng, key, steps=steps, adapter=s)
 
 
 def _study_key(study: optuna.Study) -> tuple[int, int]:
@@ -489,6 +512,17 @@ class MFSampler(_StudyCaches, BaseSampler):
     def _sign(self, study: optuna.Study) -> float:
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
 
+    def engine(self, study: optuna.Study) -> RungEliminator | None:
+        """The race of ``study`` rebuilt from its storage (runs keyed by candidate index, ``"trial-<n>"`` for a trial
+        outside the candidates; maximisation convention); None while the space or the ladder is unknown, or when
+        the policy is not ``"race"``."""
+        if not self.race:
+            return None
+        with self._lock:
+            trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+            view = self._view(study, trials, exclude=None)
+        return None if view is None else view.engine
+
     # ------------------------------------------------------------------ the race
     def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
@@ -600,8 +634,13 @@ class MFSampler(_StudyCaches, BaseSampler):
                     if not self._pause_now(view, trial, key):
                         return False
                     _mark(study, trial, PAUSED, True)
+                    note_pause(study, trial, view.engine, key, steps=view.steps, eta=self._rungs.reduction_factor)
                 rung = view.engine.stop_rung(key)
-                rung = view.engine.reached(key) if rung is None else rung
+                if rung is None:  # paused by the anytime schedule, not stopped: there is no stop to explain
+                    rung = view.engine.reached(key)
+                else:
+                    note_decision(study, trial, view.engine, key, steps=view.steps, adapter=self, trials=trials)
+                note_certificate(study, self, view.engine, trials)
             else:
                 fid = trial.system_attrs.get(FIDELITY)
                 lad = self.ladder
@@ -878,6 +917,8 @@ class MFSampler(_StudyCaches, BaseSampler):
                     t.state = state
                 trials.append(t)
             view = self._view(study, trials, exclude=trial.number)
+        if view is not None:
+            note_certificate(study, self, view.engine, trials)
         if view is None or view.busy:
             return
         eng = view.engine
@@ -1032,11 +1073,16 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
             if not stop and self._pause_now(eng, trial.number):
                 _mark(study, trial, PAUSED, True)
                 _mark(study, trial, PRUNED_RUNG, eng.reached(trial.number))
+                steps = np.asarray(lad.resources) - off
+                note_pause(study, trial, eng, trial.number, steps=steps, eta=self._rungs.reduction_factor)
+                note_certificate(study, self, eng, trials)
                 return True
         else:
             stop = bool(eng.should_stop(trial.number))
         if stop:
             _mark(study, trial, PRUNED_RUNG, eng.stop_rung(trial.number))
+            note_decision(study, trial, eng, trial.number, steps=np.asarray(lad.resources) - off, adapter=self)
+        note_certificate(study, self, eng, trials)
         return bool(stop)
 
     def _pause_now(self, eng: RungEliminator, key: int) -> bool:

@@ -40,6 +40,11 @@ whose ε then covers the other trials. :meth:`RungScheduler.choose_trial_to_run`
 repeatedly) and never leaves every trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add
 :class:`SchedulerStateCallback` to ``RunConfig(callbacks=[...])``; :func:`load_certificate` reads the certificate
 back from the experiment directory (JSON, nothing unpickled).
+
+Seeing the race: :meth:`RungScheduler.debug_string` gives Tune's (classic) progress reporter one line per rung under
+the incumbent; :class:`SchedulerStateCallback` adds the scheduler's decision to every result
+(:meth:`RungScheduler.race_metrics`: ``race/bound``, ``race/stopped``, ...), so Tune's CSV, JSON and TensorBoard
+loggers record it; :func:`mf_sched.visualization.plot_race` draws the race from the experiment directory.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from ray import tune
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
@@ -63,7 +69,7 @@ from mf_sched._validate import check_choice
 from mf_sched.ladder import FidelityLadder
 from mf_sched.race import metric_transform
 from mf_sched.racing.schedule import SCHEDULES
-from mf_sched.rungs import RULES, RungCertificate, RungEliminator
+from mf_sched.rungs import FINISHED, HALTED, RULES, STOPPED, RungCertificate, RungEliminator
 
 from ._common import (
     BOUNDS,
@@ -614,9 +620,97 @@ class RungScheduler(FIFOScheduler):
         return None
 
     def debug_string(self) -> str:
+        """What Tune's progress reporter shows (``tune.run`` / ``Tuner`` with the classic reporter,
+        ``RAY_AIR_NEW_OUTPUT=0``): the trials per status and the incumbent, then one line per rung with how many
+        trials reported there, how many the rule stopped there, and the leader at that rung."""
         kind = "racing" if self.rule == "race" else ("synchronous IISE" if self.synchronous else "asynchronous IISE")
         head = f"{type(self).__name__} ({kind}, {len(self._paused)} paused)"
-        return head + ("\n" + self.engine.describe() if self.engine is not None else " — rungs not known yet")
+        eng = self.engine
+        if eng is None:
+            return head + " — rungs not known yet"
+        sign = 1.0 if self._mode != "min" else -1.0
+        metric = self._metric or "metric"
+        cert = eng.certificate()
+        counts = ", ".join(f"{v} {k}" for k, v in cert.counts.items() if v)
+        top = eng.M - 1
+        inc, lcb = eng.incumbent() if self.rule == "race" else (cert.key, math.nan)
+        if inc is None:
+            incumbent = "no incumbent yet (no trial at the top rung)"
+        else:
+            word = "lower" if sign > 0 else "upper"
+            b = "" if not math.isfinite(lcb) else f" ({word} bound {sign * lcb:.4g})"
+            incumbent = f"incumbent {inc} {metric}={sign * eng.value(inc, top):.4g}{b}"  # type: ignore[operator]
+        eps = "" if cert.epsilon is None else f"; ε = {cert.epsilon:.3g}, δ = {cert.delta:g}"
+        lines = [f"{head}: {len(eng)} trials ({counts or 'none yet'}); {incumbent}{eps}"]
+        keys = eng.keys
+        for row in eng.rung_table():
+            m = row["rung"]
+            leader, best = None, -math.inf
+            for k in keys:
+                v = eng.value(k, m)
+                if v is not None and v > best:
+                    leader, best = k, v
+            lead = "-" if leader is None else f"{leader} {metric}={sign * best:.4g}"
+            res = row["cost"] if eng.ladder.resources is None else eng.ladder.resources[m]
+            lines.append(
+                f"  rung {m} ({self.time_attr}={res:g}): "
+                f"{row['reported']} reported, {row['stopped'] + row['halted']} stopped here, leader {lead}"
+            )
+        return "\n".join(lines)
+
+    def race_metrics(self, trial_id: str, result: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The scheduler's view of a trial after its latest result, as flat result fields (``race/...``) that
+        :class:`SchedulerStateCallback` adds to every result, so that Tune's loggers (CSV, JSON, TensorBoard)
+        record the decisions: ``race/rung`` (highest rung reached, −1: none), ``race/status`` (running, paused,
+        stopped, halted, finished, lost), ``race/stopped`` (1 once the rule stopped it), ``race/stop_rung``,
+        ``race/value`` (its value at its highest rung), ``race/bound`` (racing: the best final value it could still
+        reach), ``race/incumbent`` (trial id), ``race/incumbent_value`` and ``race/incumbent_lower_bound``
+        (``race/incumbent_upper_bound`` when minimising), ``race/stopped_trials`` and ``race/finished_trials``.
+        Every field is present from the first result (NaN, −1 or ``""`` when unknown), as CSV headers need.
+        ``result``: the trial's last result (``done``), which the scheduler records only afterwards, in
+        ``on_trial_complete``: its rung and value are shown, as ``finished`` at the top rung, else ``lost``."""
+        sign = 1.0 if self._mode != "min" else -1.0
+        word = "race/incumbent_lower_bound" if sign > 0 else "race/incumbent_upper_bound"
+        nan = math.nan
+        out: dict[str, Any] = {
+            "race/rung": -1, "race/status": "", "race/stopped": 0, "race/stop_rung": -1, "race/value": nan,
+            "race/bound": nan, "race/incumbent": "", "race/incumbent_value": nan, word: nan,
+            "race/stopped_trials": 0, "race/finished_trials": 0,
+        }  # fmt: skip
+        eng = self.engine
+        if eng is None:
+            return out
+        top = eng.M - 1
+        codes = eng.statuses()
+        out["race/stopped_trials"] = int(np.isin(codes, (STOPPED, HALTED)).sum())
+        out["race/finished_trials"] = int((codes == FINISHED).sum())
+        if self.rule == "race":
+            inc, lcb = eng.incumbent()
+            if inc is not None:
+                out.update(
+                    {"race/incumbent": str(inc), "race/incumbent_value": sign * eng.value(inc, top), word: sign * lcb}
+                )  # type: ignore[operator]
+        if trial_id not in eng:
+            return out
+        r = eng.reached(trial_id)
+        st = eng.status(trial_id)
+        out["race/rung"] = r
+        out["race/status"] = "paused" if st == "running" and trial_id in self._paused else st
+        out["race/stopped"] = int(st in ("stopped", "halted"))
+        sr = eng.stop_rung(trial_id)
+        out["race/stop_rung"] = -1 if sr is None else sr
+        if r >= 0:
+            out["race/value"] = sign * eng.value(trial_id, r)  # type: ignore[operator]
+            if self.rule == "race":
+                u = eng.upper_bound(trial_id)
+                out["race/bound"] = sign * u if math.isfinite(u) else nan
+        if result is not None and result.get("done") and st == "running" and self.time_attr in result:
+            rung = self._rung_of(float(result[self.time_attr]))
+            v = result.get(self._metric) if self._metric else None
+            if rung is not None and rung > r and isinstance(v, (int, float)) and math.isfinite(v):
+                out.update({"race/rung": rung, "race/value": float(v), "race/bound": nan})
+                out["race/status"] = "finished" if rung == top else "lost"
+        return out
 
     # ------------------------------------------------------------------ the synchronous IISE variant
     def _iise_result(self, tune_controller: Any, trial: Trial, t: float, v: float, result: dict[str, Any]) -> str:
@@ -766,6 +860,7 @@ class RungScheduler(FIFOScheduler):
             },  # fmt: skip
             "metric": self._metric,
             "mode": self._mode,
+            "time_attr": self.time_attr,
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -842,6 +937,13 @@ class SchedulerStateCallback(tune.Callback):
             # experiment directory; there is no public accessor on the driver.
             path = getattr(getattr(trials[0], "storage", None), "experiment_driver_staging_path", None)
             self._staging = path if isinstance(path, str) else None
+
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: dict[str, Any], **info: Any
+    ) -> None:
+        """Add the scheduler's decision for this result (:meth:`RungScheduler.race_metrics`) to the result, before
+        Tune's CSV, JSON and TensorBoard loggers (which run after user callbacks) write it."""
+        result.update(self.scheduler.race_metrics(trial.trial_id, result))
 
     def get_state(self) -> dict[str, Any] | None:
         state = self.scheduler.get_state()

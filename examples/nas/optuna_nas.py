@@ -24,8 +24,9 @@ epoch is trained twice. Run from the repository root:
 Prints the recommended architecture with its certificate, its test accuracy and the epochs trained against
 a full-fidelity search of the same candidates (9 epochs each); with ``--compare`` also the answers of Optuna's
 TPESampler + HyperbandPruner (same candidates, the same number of epochs, enforced exactly) and of the
-full-fidelity search, each scored by the test accuracy of its own answer. Writes ``results/nas_optuna.json``
-and a plot (test accuracy of each method's answer against epochs spent).
+full-fidelity search, each scored by the test accuracy of its own answer. Writes ``results/nas_optuna.json``,
+a plot (test accuracy of each method's answer against epochs spent) and, last, ``results/nas_race.html``: the race
+(:func:`mf_sched.visualization.plot_race`, the certificate, every architecture's fate), whose path it prints.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from mf_sched.integrations.optuna import MFPruner, MFSampler, finish, heartbeat_
 
 from examples.nas import nas_common as nc
 from mf_sched._progress import Progress
+from mf_sched.visualization.report import write_report
 
 
 # --------------------------------------------------------------------------- the adapter-specific code
@@ -429,6 +431,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     png = out_path.with_suffix(".png")
     wrote = plot(summaries, full, png)
     print(f"wrote {out_path}" + (f" and {png}" if wrote else "") + f" ({out['wall_s']:.0f} s in all)")
+    page = write_report(study, results / "nas_race.html")  # the same as `mf-sched report STORAGE --study NAME`
+    print(f"the race (plot, certificate, every architecture's fate), to open in a browser: {page.resolve()}")
     return out
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``mf-sched policies``, ``mf-sched simulate`` and ``mf-sched calibrate``.
+"""Command line: ``mf-sched policies``, ``mf-sched simulate``, ``mf-sched calibrate`` and ``mf-sched report``.
 
     mf-sched policies [--json]
     mf-sched simulate --policy NAME --instance FILE [--delta D] [--runs N] [--seed S] [--workers W]
@@ -21,6 +21,9 @@ tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)`` (Gaussian in
 
 ``mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95`` estimates a
 ladder from learning curves (see :mod:`mf_sched.cli._calibrate_cli`).
+
+``mf-sched report STORAGE_OR_FOLDER [--study NAME] [-o PATH]`` writes one HTML page (race plot, certificate, the
+runs and their fate) for an Optuna study or a Ray Tune experiment (see :mod:`mf_sched.visualization.report`).
 
 Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2;
 Ctrl-C stops every worker process and exits with code 130.
@@ -52,6 +55,7 @@ from mf_sched.cli._common import (
     run_options,
     seconds,
 )
+from mf_sched.cli._report_cli import add_report
 from mf_sched.registry import get_policy, list_policies
 from mf_sched.sim.instance import AssumptionWarning, load_instance
 from mf_sched.sim.simulate import run_many
@@ -254,12 +258,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 #: subcommand builders; other modules append to this list (e.g. ``calibrate``)
-SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate, add_calibrate]
+SUBCOMMANDS: list[Callable[[Any], None]] = [_add_policies, _add_simulate, add_calibrate, add_report]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mf-sched", description="Multi-fidelity bandit policies: list them, simulate them, calibrate a ladder."
+        prog="mf-sched",
+        description="Multi-fidelity bandit policies: list them, simulate them, calibrate a ladder, report a race.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for add in SUBCOMMANDS:

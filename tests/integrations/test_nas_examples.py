@@ -199,6 +199,8 @@ def test_optuna_nas_runs_compares_and_reports(tmp_path: Path, capsys) -> None:
     out = optuna_nas.main([*TINY_ARGS, "--compare", "--results", str(tmp_path)])
     printed = capsys.readouterr().out
     assert "recommended: |" in printed and "certificate: δ = 0.05" in printed and "TEST accuracy" in printed
+    page = (tmp_path / "nas_race.html").resolve()  # it ends by writing the race's report and printing its path
+    assert printed.strip().splitlines()[-1].endswith(str(page)) and "Race report: nas-mf-" in page.read_text()
     saved = json.loads((tmp_path / "nas_optuna.json").read_text())
     assert saved == json.loads(json.dumps(out))
     assert (tmp_path / "nas_optuna.png").stat().st_size > 1000

@@ -1,0 +1,467 @@
+"""The race of an Optuna study, made visible: the numbers behind each stop on the pruned trial, the certificate on the
+study, and the study's race read back for :mod:`mf_sched.visualization`.
+
+**On the trial** (user attributes, which optuna-dashboard shows on the trial page; written when MFPruner or
+MFSampler stops the trial, by :func:`note_decision`):
+
+=================================  ==========================================================================
+``race:rule``                      ``"race"`` (racing against the incumbent) or ``"iise"`` (IISE's rule, Eq. 3)
+``race:rung``, ``race:step``       the rung at which it was stopped, and that rung's step (``trial.report``)
+``race:value``                     its value there
+``race:bound``                     the best final value it could still reach (the optimistic bound; for
+                                   ``"iise"`` the value + radius + 2ζ at the rung)
+``race:incumbent``                 the run it lost to (``"trial 7"``, or ``"config 3"`` for MFSampler's
+                                   configurations), ``race:incumbent_trial`` its trial number
+``race:incumbent_value``           the incumbent's value (at the top rung; for ``"iise"`` at the rung)
+``race:incumbent_lower_bound``     the incumbent's pessimistic bound: stopped because ``race:bound`` is below it
+                                   (for a minimised objective ``race:incumbent_upper_bound``, and the bound above)
+``race:bias_source``, ``race:delta``  where the bias bound came from; the confidence parameter
+``race:reason``                    the same in one sentence
+=================================  ==========================================================================
+
+**On the study** (study user attributes, written by :func:`note_certificate` whenever they change): the
+certificate (``race:certificate``: the best run and trial, its value, ε, δ, identified, the bias bound's source,
+runs per status, the uncovered runs), the same in one sentence (``race:summary``) and the race's configuration
+(``race:config``: ladder, δ, σ, ζ⁺, the candidates' settings) from which :func:`study_race_data` rebuilds the
+race of a study loaded from its storage without the sampler or pruner objects (``mf-sched report``).
+
+Private Optuna API used (as in :mod:`mf_sched.integrations.optuna`): a pruner or sampler gets a
+``FrozenTrial``, so attributes are written through ``study._storage.set_trial_user_attr`` /
+``set_study_user_attr``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import threading
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import distribution_to_json, json_to_distribution
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from mf_sched.ladder import FidelityLadder
+from mf_sched.race import RaceBias
+from mf_sched.racing.curve_bound import CurveBound
+from mf_sched.rungs import RungEliminator
+from mf_sched.visualization._data import RaceData, stop_reason
+
+from ._optuna_race import ARM, trial_rung_values
+
+__all__ = [
+    "CERTIFICATE",
+    "SUMMARY",
+    "CONFIG",
+    "decision_attrs",
+    "note_decision",
+    "note_certificate",
+    "study_race_data",
+]
+
+CERTIFICATE, SUMMARY, CONFIG = "race:certificate", "race:summary", "race:config"
+_CONFIG_VERSION = 1
+_MAX_LISTED = 20  # uncovered runs listed by name in the certificate (optuna-dashboard cuts attributes at 1 KB)
+_written: dict[tuple[int, int, str], Any] = {}  # (storage, study, key) -> the value last written by this process
+_written_lock = threading.Lock()
+
+
+def _sign(study: optuna.Study) -> float:
+    return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
+
+
+def _by_arm(adapter: Any) -> bool:
+    from .optuna import MFSampler
+
+    return isinstance(adapter, MFSampler)
+
+
+def key_name(key: Hashable, by_arm: bool) -> str:
+    """How a run is named: ``"config 3"`` (MFSampler's candidate 3), ``"trial 7"``."""
+    if isinstance(key, str) and key.startswith("trial-"):
+        return "trial " + key[len("trial-") :]
+    return f"config {key}" if by_arm else f"trial {key}"
+
+
+def _finite(x: Any) -> float | None:
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def _top_trial(key: Hashable, by_arm: bool, trials: Sequence[FrozenTrial] | None, arm_of: Any) -> int | None:
+    """The trial number that carries run ``key``'s top-rung result."""
+    if not by_arm:
+        return int(key) if isinstance(key, int) else None
+    if isinstance(key, str) and key.startswith("trial-"):
+        return int(key[len("trial-") :])
+    for t in sorted(trials or (), key=lambda x: x.number):
+        if t.state == TrialState.COMPLETE and arm_of(t) == key:
+            return t.number
+    return None
+
+
+def decision_attrs(
+    engine: RungEliminator,
+    key: Hashable,
+    *,
+    sign: float,
+    steps: Sequence[float],
+    by_arm: bool = False,
+    incumbent_trial: int | None = None,
+) -> dict[str, Any]:
+    """The ``race:*`` attributes of a stopped run (see the module docstring); ``steps`` are the rungs' steps as
+    the objective reports them. Empty when ``key`` is not stopped. Uses the engine's public methods only."""
+    rung = engine.stop_rung(key)
+    if rung is None:
+        return {}
+    top = engine.M - 1
+    v = engine.value(key, rung)
+    ev: dict[str, Any] = {"rung": rung, "value": None if v is None else sign * v}
+    out: dict[str, Any] = {
+        "race:rule": engine.rule,
+        "race:rung": int(rung),
+        "race:step": float(steps[rung]) if not float(steps[rung]).is_integer() else int(steps[rung]),
+        "race:value": _finite(ev["value"]),
+    }
+    inc_name = inc_value = inc_bound = bound = None
+    if engine.rule == "race":
+        bound = sign * engine.upper_bound(key)
+        inc, lcb = engine.incumbent()
+        if inc is not None:
+            inc_name, inc_value, inc_bound = key_name(inc, by_arm), sign * engine.value(inc, top), sign * lcb  # type: ignore[operator]
+    else:  # IISE's rule at the rung: v + B + margin against the best lower bound there (Eq. 3)
+        margin = engine.rung_table()[rung]["margin"]
+        bound = None if v is None else sign * (v + engine.radius(key, rung) + margin)
+        best, who = -math.inf, None
+        for k in engine.keys:
+            w = engine.value(k, rung)
+            if w is not None and w - engine.radius(k, rung) > best:
+                best, who = w - engine.radius(k, rung), k
+        if who is not None:
+            inc_name, inc_value, inc_bound = key_name(who, by_arm), sign * engine.value(who, rung), sign * best  # type: ignore[operator]
+    word = "race:incumbent_lower_bound" if sign > 0 else "race:incumbent_upper_bound"
+    out.update({"race:bound": _finite(bound), "race:incumbent": inc_name, "race:incumbent_value": _finite(inc_value)})
+    out[word] = _finite(inc_bound)
+    if incumbent_trial is not None:
+        out["race:incumbent_trial"] = int(incumbent_trial)
+    out["race:bias_source"] = engine.bias_source
+    out["race:delta"] = engine.delta
+    ev.update(bound=bound, incumbent=inc_name, incumbent_value=inc_value, incumbent_bound=inc_bound)
+    out["race:reason"] = stop_reason(ev, sign, engine.rule)
+    return {k: x for k, x in out.items() if x is not None}
+
+
+def note_decision(
+    study: optuna.Study,
+    trial: FrozenTrial,
+    engine: RungEliminator,
+    key: Hashable,
+    *,
+    steps: Sequence[float],
+    adapter: Any,
+    trials: Sequence[FrozenTrial] | None = None,
+) -> None:
+    """Record on ``trial`` (user attributes) why run ``key`` was stopped; nothing when it is not stopped. A trial
+    that already finished cannot be annotated: then nothing is written."""
+    by_arm = _by_arm(adapter)
+    arm_of = getattr(adapter, "arm_of", None)
+    inc, _ = engine.incumbent() if engine.rule == "race" else (None, None)
+    inc_trial = None if inc is None else _top_trial(inc, by_arm, trials, arm_of)
+    attrs = decision_attrs(engine, key, sign=_sign(study), steps=steps, by_arm=by_arm, incumbent_trial=inc_trial)
+    for k, v in attrs.items():
+        try:
+            study._storage.set_trial_user_attr(trial._trial_id, k, v)
+        except Exception:  # a finished trial cannot be annotated (UpdateFinishedTrialError); never fail the study
+            return
+
+
+def note_pause(
+    study: optuna.Study, trial: FrozenTrial, engine: RungEliminator, key: Hashable, *, steps: Sequence[float],
+    eta: float,
+) -> None:  # fmt: skip
+    """Record on ``trial`` why the anytime schedule paused it (pruned, not stopped: its configuration may run
+    again): its value at the rung against ASHA's cut there (the ``max(1, ⌊n/η⌋)``-th best value recorded)."""
+    rung = engine.reached(key)
+    v = engine.value(key, rung)
+    if v is None:
+        return
+    vals = sorted((x for k in engine.keys if (x := engine.value(k, rung)) is not None), reverse=True)
+    keep = max(1, int(len(vals) // eta))
+    sign = _sign(study)
+    attrs = {
+        "race:rule": engine.rule,
+        "race:rung": int(rung),
+        "race:step": float(steps[rung]) if not float(steps[rung]).is_integer() else int(steps[rung]),
+        "race:value": _finite(sign * v),
+        "race:cut": _finite(sign * vals[keep - 1]),
+        "race:bound": _finite(sign * engine.upper_bound(key)),
+        "race:bias_source": engine.bias_source,
+        "race:delta": engine.delta,
+        "race:reason": (
+            f"paused at rung {rung} (step {steps[rung]:g}): {sign * v:.4g} is not among the best {keep} of the "
+            f"{len(vals)} values there (ASHA's cut {sign * vals[keep - 1]:.4g}) while configurations wait to start; "
+            "not stopped — it may run again"
+        ),
+    }
+    for k, x in attrs.items():
+        if x is None:
+            continue
+        try:
+            study._storage.set_trial_user_attr(trial._trial_id, k, x)
+        except Exception:  # a finished trial cannot be annotated; never fail the study
+            return
+
+
+def _certificate_attrs(
+    study: optuna.Study, engine: RungEliminator, by_arm: bool, trials: Sequence[FrozenTrial] | None, arm_of: Any
+) -> dict[str, Any]:
+    sign = _sign(study)
+    cert = engine.certificate()
+    unc = [key_name(u, by_arm) for u in cert.uncovered]
+    d = {
+        "best": None if cert.key is None else key_name(cert.key, by_arm),
+        "best_trial": None if cert.key is None else _top_trial(cert.key, by_arm, trials, arm_of),
+        "value": None if cert.value is None else sign * cert.value,
+        "epsilon": cert.epsilon,
+        "delta": cert.delta,
+        "identified": cert.identified,
+        "guaranteed": cert.guaranteed,
+        "rule": cert.rule,
+        "bias_source": cert.bias_source,
+        "counts": dict(cert.counts),
+        "uncovered": unc[:_MAX_LISTED] + ([f"... {len(unc) - _MAX_LISTED} more"] if len(unc) > _MAX_LISTED else []),
+    }  # no cost: it changes at every rung, and so would the stored certificate (one write per rung crossed)
+    return d
+
+
+def _lean_bias(bias: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The bound without its provenance tables (ζ⁺'s held-out coverage per task: kilobytes the bounds do not use)."""
+    if bias is None:
+        return None
+    if "hi" in bias:  # a curve-aware bound: coefficients and λ only, nothing to trim
+        return dict(bias)
+    details = bias.get("details") or {}
+    keep = {k: details[k] for k in ("family", "raised_at", "quantile", "confidence", "fractions") if k in details}
+    return {**bias, "details": keep}
+
+
+def _config_attr(study: optuna.Study, adapter: Any, engine: RungEliminator) -> dict[str, Any]:
+    """What :func:`study_race_data` needs to rebuild the race from the storage alone."""
+    cfg = engine.config()
+    out: dict[str, Any] = {
+        "version": _CONFIG_VERSION,
+        "adapter": "MFSampler" if _by_arm(adapter) else "MFPruner",
+        "rule": engine.rule,
+        "ladder": cfg["ladder"],
+        "delta": engine.delta,
+        "sigma": [float(s) for s in cfg["sigma"]],
+        "race_bias": _lean_bias(cfg.get("race_bias")),
+    }
+    if _by_arm(adapter):
+        st = adapter.search_state
+        out.update(
+            n_candidates=adapter.n_candidates,
+            candidate_seed=adapter.candidate_seed,
+            max_grid=adapter.max_grid,
+            max_failures=adapter.max_failures,
+            order=adapter.order,
+            search_space=None if st.space is None else {k: distribution_to_json(d) for k, d in st.space.items()},
+        )
+    else:
+        out.update(n_trials=adapter.n_trials, bias=cfg.get("bias", "zeta"), eta=cfg.get("eta"))
+    return out
+
+
+def _put_study_attr(study: optuna.Study, key: str, value: Any) -> bool:
+    """Write a study user attribute unless this process already wrote the same value; True when written."""
+    k = (id(study._storage), study._study_id, key)
+    with _written_lock:
+        if _written.get(k) == value:
+            return False
+        _written[k] = value
+    try:
+        study._storage.set_study_user_attr(study._study_id, key, value)
+    except Exception:  # never fail the study for its dashboard (e.g. two workers inserting the key at once)
+        with _written_lock:
+            _written.pop(k, None)
+        return False
+    return True
+
+
+def note_certificate(
+    study: optuna.Study, adapter: Any, engine: RungEliminator, trials: Sequence[FrozenTrial] | None = None
+) -> None:
+    """Store the certificate, its summary and the race's configuration with the study (study user attributes)."""
+    by_arm = _by_arm(adapter)
+    arm_of = getattr(adapter, "arm_of", None)
+    cert = _certificate_attrs(study, engine, by_arm, trials, arm_of)
+    _put_study_attr(study, CONFIG, _config_attr(study, adapter, engine))
+    if not _put_study_attr(study, CERTIFICATE, cert):
+        return
+    race = RaceData(
+        runs=[], resources=(), direction="maximize" if _sign(study) > 0 else "minimize",
+        metric=_metric_name(study), rule=engine.rule, certificate=cert, incumbent=[],
+    )  # fmt: skip
+    summary = race.summary()
+    if cert.get("best_trial") is not None:
+        summary = summary.replace(f"{cert['best']} is", f"{cert['best']} (trial {cert['best_trial']}) is", 1)
+    _put_study_attr(study, SUMMARY, summary)
+
+
+# ----------------------------------------------------------------------------------------- reading a study back
+def _metric_name(study: optuna.Study) -> str:
+    names = getattr(study, "metric_names", None)
+    return names[0] if names else "objective value"
+
+
+def _rebuild_adapter(study: optuna.Study, cfg: Mapping[str, Any]) -> Any:
+    """The MFSampler or MFPruner a study was raced with, from its ``race:config`` (validated by the constructors)."""
+    from .optuna import MFPruner, MFSampler
+
+    if not isinstance(cfg, Mapping) or cfg.get("version") != _CONFIG_VERSION:
+        raise ValueError(f"study {study.study_name!r}: {CONFIG} is not a race configuration of version 1")
+    try:
+        lad = FidelityLadder.from_dict(cfg["ladder"])
+        bias = cfg.get("race_bias")
+        if bias is not None:
+            bias = CurveBound.from_dict(bias) if "hi" in bias else RaceBias.from_dict(bias)
+        sigma = [float(s) for s in cfg["sigma"]]
+        delta = float(cfg["delta"])
+        if cfg.get("adapter") == "MFSampler":
+            space = cfg.get("search_space")
+            if space is not None:
+                if not isinstance(space, Mapping):
+                    raise ValueError("search_space must be a mapping")
+                space = {str(k): json_to_distribution(str(v)) for k, v in space.items()}
+            return MFSampler(
+                ladder=lad, race_bias=bias, sigma=sigma, delta=delta, search_space=space,
+                n_candidates=int(cfg["n_candidates"]), candidate_seed=int(cfg["candidate_seed"]),
+                max_grid=int(cfg["max_grid"]), max_failures=int(cfg["max_failures"]), order=str(cfg["order"]),
+                stale_after=None,
+            )  # fmt: skip
+        if cfg.get("adapter") == "MFPruner":
+            rule = str(cfg["rule"])
+            n = cfg.get("n_trials")
+            kw: dict[str, Any] = (
+                {"race_bias": bias} if rule == "race" else {"bias": cfg.get("bias"), "eta": cfg.get("eta")}
+            )
+            return MFPruner(lad, rule=rule, sigma=sigma, delta=delta, n_trials=None if n is None else int(n), **kw)
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
+        raise ValueError(f"study {study.study_name!r}: {CONFIG} is malformed: {e}") from None
+    raise ValueError(f"study {study.study_name!r}: {CONFIG} names an unknown adapter {cfg.get('adapter')!r}")
+
+
+def _adapter_of(study: optuna.Study, trials: Sequence[FrozenTrial]) -> Any:
+    """The adapter whose engine is the study's race: the live one, else the one stored with the study, else the
+    defaults (MFSampler when the trials carry its candidates, else MFPruner)."""
+    from .optuna import MFPruner, MFSampler
+
+    s, p = study.sampler, study.pruner
+    if isinstance(s, MFSampler) and s.race and not s.dynamic_space and not s.continuous:
+        return s
+    if isinstance(p, MFPruner):
+        return p
+    cfg = study._storage.get_study_user_attrs(study._study_id).get(CONFIG)
+    if cfg is not None:
+        return _rebuild_adapter(study, cfg)
+    if any(isinstance(t.system_attrs.get(ARM), int) for t in trials):
+        return MFSampler(stale_after=None)
+    return MFPruner()
+
+
+def _evidence_of(t: FrozenTrial) -> dict[str, Any]:
+    a = t.user_attrs
+    if "race:bound" not in a and "race:rung" not in a:
+        return {}
+    inc_bound = a.get("race:incumbent_lower_bound", a.get("race:incumbent_upper_bound"))
+    out = {
+        "rung": a.get("race:rung"),
+        "value": a.get("race:value"),
+        "bound": a.get("race:bound"),
+        "incumbent": a.get("race:incumbent"),
+        "incumbent_value": a.get("race:incumbent_value"),
+        "incumbent_bound": inc_bound,
+        "reason": a.get("race:reason"),
+        "trial": t.number,
+    }
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def study_race_data(study: optuna.Study) -> RaceData:
+    """The race of an Optuna study (see :mod:`mf_sched.visualization`): rebuilt from its storage with the sampler
+    or pruner it was raced with (the live objects, else the ``race:config`` stored with it, else the defaults).
+
+    Raises:
+        ValueError: the study has no trial with a reported value at a rung (nothing was raced yet), or its
+            ``race:config`` is malformed.
+    """
+    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+    adapter = _adapter_of(study, trials)
+    engine = adapter.engine(study)
+    if engine is None or len(engine) == 0:
+        raise ValueError(
+            f"study {study.study_name!r} has nothing to plot yet: no trial reported a value at a rung "
+            "(trial.report(value, step)), or the maximum resource is still unknown"
+        )
+    lad, off = adapter.study_ladder(study, trials)
+    by_arm = _by_arm(adapter)
+    sign = _sign(study)
+    steps = np.asarray(lad.resources, dtype=float) - off
+    starts = [t.datetime_start for t in trials if t.datetime_start is not None]
+    t0 = min(starts) if starts else None
+    now = datetime.datetime.now()
+    of_key: dict[Hashable, list[FrozenTrial]] = {}
+    for t in sorted(trials, key=lambda x: x.number):
+        if by_arm:
+            a = adapter.arm_of(t)
+            k: Hashable = a if a is not None else f"trial-{t.number}"
+        else:
+            k = t.number
+        if k in engine:
+            of_key.setdefault(k, []).append(t)
+    if engine.rule != "race":  # IISE's rule decides when a trial reports (MFPruner.prune): replay the decisions
+        for k in engine.keys:
+            ts = of_key.get(k, [])
+            if ts and ts[-1].state == TrialState.PRUNED:
+                engine.should_stop(k)
+            elif ts and ts[-1].state != TrialState.RUNNING and engine.reached(k) < engine.M - 1:
+                engine.mark_lost(k)
+    names, params, curves, times, evidence, numbers = {}, {}, {}, {}, {}, {}
+    cands = adapter.candidates if by_arm else None
+    for k in engine.keys:
+        ts = of_key.get(k, [])
+        names[k] = key_name(k, by_arm)
+        if by_arm and isinstance(k, int) and cands is not None:
+            params[k] = dict(cands[k])
+        elif ts:
+            params[k] = dict(ts[0].params)
+        pts: dict[float, float] = {}
+        when = np.full(lad.M, np.nan)
+        for t in ts:  # the lowest-numbered trial wins where two report the same step (as the race does)
+            for s, v in t.intermediate_values.items():
+                if v is not None and math.isfinite(v):
+                    pts.setdefault(float(s) + off, float(v))
+            if t0 is not None and t.datetime_start is not None:
+                end = t.datetime_complete or now
+                sec = (end - t0).total_seconds()
+                have = ~np.isnan(trial_rung_values(t, steps))
+                when = np.where(have & np.isnan(when), sec, when)
+            ev = _evidence_of(t)
+            if ev:
+                evidence[k] = ev
+        if pts:
+            xs = sorted(pts)
+            curves[k] = (xs, [pts[x] for x in xs])
+        times[k] = when
+        numbers[k] = [t.number for t in ts]
+    return RaceData.from_engine(
+        engine, sign=sign, metric=_metric_name(study), names=names, params=params, curves=curves,
+        times=times if t0 is not None else None, evidence=evidence, trials=numbers,
+        time_label="seconds since the study's first trial started", source=f"Optuna study {study.study_name!r}",
+    )  # fmt: skip

@@ -1,0 +1,106 @@
+"""What both figures share: colours, labels and the points they draw (plotly and matplotlib alike)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mf_sched.visualization._data import FATES, RaceData, fmt
+
+__all__ = ["COLORS", "LABELS", "log_x", "subtitle", "bound_points", "stop_points", "incumbent_series"]
+
+COLORS = {
+    "best": "#1a7f37",
+    "finished": "#0969da",
+    "stopped": "#cf222e",
+    "halted": "#bc4c00",
+    "lost": "#8250df",
+    "running": "#6e7781",
+}
+LABELS = {
+    "best": "recommended",
+    "finished": "reached the top rung",
+    "stopped": "stopped by the rule",
+    "halted": "halted (η cut, no guarantee)",
+    "lost": "uncovered (ended below the top)",
+    "running": "still racing",
+}
+assert set(COLORS) == set(FATES) == set(LABELS)
+
+
+def log_x(race: RaceData) -> bool:
+    """Geometric rungs (1, 3, 9, 27 epochs) read best on a log axis."""
+    r = race.resources
+    return len(r) > 1 and r[0] > 0 and r[-1] / r[0] >= 8
+
+
+def subtitle(race: RaceData, max_names: int = 6) -> str:
+    """The second title line: the bias bound's source, the runs per fate, the uncovered runs."""
+    c = race.counts()
+    parts = [f"{n} {LABELS[f]}" for f, n in c.items() if n]
+    line = f"{len(race.runs)} runs: " + ", ".join(parts)
+    unc = race.certificate.get("uncovered") or []
+    if unc:
+        shown = ", ".join(unc[:max_names]) + (f" and {len(unc) - max_names} more" if len(unc) > max_names else "")
+        line += f" · uncovered: {shown}"
+    src = race.certificate.get("bias_source")
+    if src:
+        line += f" · bias bound: {src}"
+    return line
+
+
+def bound_points(race: RaceData) -> dict[str, Any]:
+    """Every (run, rung below the top) with a bound: x, value, bound, colour, hover text."""
+    xs, ys, bs, cols, text = [], [], [], [], []
+    top = len(race.resources) - 1
+    for r in race.runs:
+        for m in range(top):
+            v, b = r.rung_values[m], r.bounds[m]
+            if math.isnan(v) or not math.isfinite(b):
+                continue
+            xs.append(race.resources[m])
+            ys.append(float(v))
+            bs.append(float(b))
+            cols.append(COLORS[r.fate])
+            text.append(f"{r.name} at rung {m}: value {fmt(v)}, bound on its final value {fmt(b)}")
+    return {"x": xs, "value": ys, "bound": bs, "color": cols, "text": text}
+
+
+def stop_points(race: RaceData) -> dict[str, Any]:
+    """Every stopped (or halted) run: where (resource, value), when (time, bound) and why."""
+    out: dict[str, list[Any]] = {"x": [], "y": [], "time": [], "bound": [], "text": [], "color": []}
+    for r in race.runs:
+        if r.fate not in ("stopped", "halted") or r.stop_rung is None or r.stop_rung < 0:
+            continue
+        m = r.stop_rung
+        out["x"].append(race.resources[m])
+        out["y"].append(float(r.rung_values[m]))
+        out["time"].append(np.nan if r.stop_time is None else float(r.stop_time))
+        b = r.evidence.get("bound")
+        out["bound"].append(float(b) if b is not None else float(r.rung_values[m]))
+        out["text"].append(f"{r.name}: {r.reason}")
+        out["color"].append(COLORS[r.fate])
+    return out
+
+
+def incumbent_series(race: RaceData, t_end: float | None = None) -> dict[str, list[float]]:
+    """The incumbent's value and pessimistic bound as step series over time (extended to ``t_end``)."""
+    t, v, b = [], [], []
+    for s in race.incumbent:
+        t.append(s.time)
+        v.append(s.value)
+        b.append(s.bound)
+    if t and t_end is not None and t_end > t[-1]:
+        t.append(t_end)
+        v.append(v[-1])
+        b.append(b[-1])
+    return {"time": t, "value": v, "bound": b}
+
+
+def last_time(race: RaceData) -> float | None:
+    """The latest time any run reached a rung or was stopped."""
+    ts = [float(x) for r in race.runs for x in r.times if not math.isnan(x)]
+    ts += [r.stop_time for r in race.runs if r.stop_time is not None]
+    return max(ts) if ts else None
