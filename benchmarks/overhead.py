@@ -85,9 +85,19 @@ class _CellTimeout(Exception):
     """A single call ran past the hard cap of its cell."""
 
 
+#: the race policy as the adapters run it: with the shipped curve-aware bound (not the ladder's ζ)
+RACE_CURVE = "race-curve"
+
+
 def _make(name: str, K: int, seed: int, means: np.ndarray | None = None) -> Policy:
     if name == "floor":
         return _Floor(K, LADDER)
+    if name == RACE_CURVE:
+        from mf_sched.racing import shipped_curve_bound
+
+        fr = (np.asarray(LADDER.costs) / LADDER.costs[-1])[:-1].tolist()
+        bound = shipped_curve_bound("unit").select(n_arms=K, alpha=0.05, tolerance=0.005, fractions=fr)
+        return get_policy("race")(n_arms=K, ladder=LADDER, seed=seed, delta=0.05, race_bias=bound)
     cls = get_policy(name)
     kw: dict = {"seed": seed}
     if means is not None:  # required extras (e.g. the prior bounds of EXPLORE-A/B) from the simulated means
@@ -291,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="benchmarks/results/overhead.json")
     args = ap.parse_args(argv)
     registered = list_policies()  # imports every policy module now, not inside the first timed cell
-    names = args.policies or [n for n, c in registered.items() if c.finite_armed]
+    names = args.policies or [n for n, c in registered.items() if c.finite_armed] + [RACE_CURVE]
     rows = []
     # the floor is timed before and after the policies (the faster of the two is the reference: a warm
     # process), after a short warm-up run

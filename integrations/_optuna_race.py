@@ -186,6 +186,7 @@ class _Parsed:
     skip: bool  # a trial outside the candidates with nothing reported: no run
     duration: float  # seconds from start to completion (0 while running)
     paused: bool = False  # pruned by the anytime schedule (its configuration may run again)
+    stopped: bool = False  # pruned by the racing rule (the rule, rebuilt, decides again whether it stays stopped)
 
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -205,6 +206,7 @@ def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], in
         skip,
         dur,
         bool(attrs.get(PAUSED)),
+        t.state == TrialState.PRUNED and PRUNED_RUNG in attrs and not attrs.get(BUDGET_SPENT),
     )
 
 
@@ -358,7 +360,10 @@ def race_view(
             else:
                 states.append(0)
         else:
-            states.append((4 if p.paused else 1) if st in _ENDED else 2)
+            # a trial our rule stopped (mf:pruned_rung, neither paused, surplus nor out of budget) ended like a
+            # paused one: if the rule, rebuilt now, no longer stops its configuration (the study's curves raised
+            # the bound), the configuration runs again rather than being lost
+            states.append((4 if p.paused or p.stopped else 1) if st in _ENDED else 2)
     if c is not None and snapshot is None:
         snapshot = take_snapshot(len(ordered))
     view.keys = keys

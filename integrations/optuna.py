@@ -680,10 +680,18 @@ class MFSampler(_StudyCaches, BaseSampler):
             if not self.race:
                 return self._policy_recommendation(study, trials)
             view = self._view(study, trials, exclude=None)
-        spent = self._resources_spent(trials, view)
+        spent = self._resources_spent(trials, view, step_offset(trials))
         if view is None:
-            return MFRecommendation(None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False,
-                                    len(trials))  # fmt: skip
+            # the rungs are not known yet (no trial completed): the best evidence is the best latest value reported
+            sign = self._sign(study)
+            latest = [(sign * t.intermediate_values[t.last_step], t) for t in trials
+                      if t.last_step is not None and math.isfinite(t.intermediate_values[t.last_step])]  # fmt: skip
+            best = max(latest, key=lambda x: (x[0], -x[1].number))[1] if latest else None
+            return MFRecommendation(
+                None if best is None else dict(best.params), None if best is None else self.arm_of(best), False,
+                "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False, len(trials),
+                details={} if best is None else {"step": best.last_step, "trial": best.number},
+            )  # fmt: skip
         eng = view.engine
         K = len(self._search.candidates or [])
         live = bool(((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any())

@@ -493,6 +493,13 @@ class RungScheduler(FIFOScheduler):
         eng = self.engine
         if eng is None or self.rule != "race":
             return
+        if eng.curve_bound is not None and eng.curve_bound.raised_by:
+            # the study's curves raised the bound and the engine gave stopped runs back; a trial Ray has ended
+            # cannot run again: it is uncovered (the certificate, voided by the violation, lists it)
+            gone = (Trial.TERMINATED, Trial.ERROR)
+            ended = [k for k in eng.keys if eng.status(k) == "running" and k not in self._live
+                     and k not in self._unstarted and self._status_of(k) in gone]  # fmt: skip
+            eng.mark_lost_many(ended)
         stopped = set(eng.eliminate())
         if not stopped:
             return

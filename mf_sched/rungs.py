@@ -81,9 +81,10 @@ stops decided against any incumbent. *From observed values to means:* the statem
 values — what a full search would report. If each final value is within ``B`` of its run's mean (sub-Gaussian
 noise, the ``sigma`` radius), the answer's mean is within ``τ|v_*| + 2B`` of the best mean among the ``K``.
 *When the study's own curves contradict the bound* (``refine``: a finished run's curve exceeded ``ĝ`` at some
-rung, as a slow starter does) λ is raised to cover it and the certificate certifies no ε
-(:attr:`RungCertificate.violated_by`): runs stopped earlier were stopped with a bound the study has shown to
-be too tight for its task.
+rung, as a slow starter does) λ is raised to cover it, every run stopped earlier whose bound under the raised λ
+can again beat the incumbent runs again (where the engine can resume it), and the certificate certifies no ε
+(:attr:`RungCertificate.violated_by`): the stops were made with a bound the study has shown to be too tight for
+its task.
 
 **Heuristic option.** ``eta`` additionally stops a run that is not in the best ``⌈n/η⌉`` of the ``n`` values
 recorded at its rung (successive-halving style, as ASHA and Optuna's pruners do). It saves compute when ζ
@@ -724,7 +725,13 @@ class RungEliminator:
             return False
         keys = [self._keys[i] for i in rows[over].tolist()]
         self.curve_bound = cb.raised(float(worst.max()) + 1e-9, keys)
-        self._update_upper(np.arange(len(self._keys)))
+        n = len(self._keys)
+        self._update_upper(np.arange(n))
+        # a run stopped with the bound the study has just shown too tight runs again if the raised bound lets it win
+        _, lcb = self.incumbent()
+        back = np.flatnonzero((self._status[:n] == STOPPED) & (self._upper[:n] >= lcb))
+        self._status[back] = RUNNING
+        self._stop_rung[back] = -1
         return True
 
     def _refine(self, rows: np.ndarray) -> bool:
@@ -802,9 +809,16 @@ class RungEliminator:
 
     def priority(self, key: Hashable) -> float:
         """Racing: the promotion priority of run ``key`` (``inf`` before its first value): its estimated final
-        value (``order="estimate"``) or its optimistic bound ``U_i`` (``order="bound"``)."""
+        value (``order="estimate"``), its optimistic bound ``U_i`` (``order="bound"``), or its rung and then its
+        value there (``order="depth"``)."""
         self._need_race()
-        return float(self._priorities()[self._row(key)])
+        row = self._row(key)
+        if self.order == "depth":  # one run: no array over all runs (the race policy asks at every pull)
+            r = int(self._reached[row])
+            if r < 0:
+                return math.inf
+            return r * _DEPTH + min(max(float(self._vals[row, r]), -_DEPTH / 4), _DEPTH / 4)
+        return float((self._est if self.order == "estimate" else self._upper)[row])
 
     def upper_bound(self, key: Hashable) -> float:
         """Racing: ``U_i``, the optimistic bound on run ``key``'s final value (``inf`` before its first value)."""

@@ -8,12 +8,14 @@ held-out test split that no tuner sees; ``--dataset digits`` or ``--data PATH`` 
 CIFAR-10 as ``PATH/train/<class>/*.png``) instead.
 
 MFSampler (racing, its default) chooses which of ``--candidates`` architectures to train and for how many
-epochs (1, 3, 9): every architecture's first epoch, then always the most promising one, which reaches 9 epochs
-early and becomes the incumbent; an architecture is stopped as soon as even an optimistic bound on its final
-accuracy (its value + noise radius + ζ⁺, the prior shipped with mf-sched for accuracies, raised by the study's
-own curves) falls below the incumbent's — confidence 1 − δ, given ζ⁺. A trial that climbs a rung *resumes* its
-architecture from the checkpoint of the previous rung (``torch.save`` of model + optimizer + epoch), so no
-epoch is trained twice. Run from the repository root:
+epochs (1, 3, 9), in the anytime order: architectures are started in a seeded random order, the best third at a
+rung goes up one rung (ASHA's promotions), and once every architecture has started, the ones that can still win
+are resumed, highest rung first; an architecture is stopped for good as soon as even the curve-aware bound on its
+final accuracy (how much a run with its accuracy and slope can still gain, shipped with mf-sched for accuracies
+and raised by the study's own curves) falls below the best architecture trained to the end — with probability
+1 − δ the answer is within 0.5% of a full search's. A trial that climbs a rung *resumes* its architecture from the
+checkpoint of the previous rung (``torch.save`` of model + optimizer + epoch), so no epoch is trained twice.
+Run from the repository root:
 
     python -m examples.nas.optuna_nas                        # `make demo` runs this (about 3 min on 2 CPUs)
     python -m examples.nas.optuna_nas --compare              # + TPE/Hyperband at the same epoch budget, and
@@ -54,8 +56,8 @@ from mf_sched.visualization.report import write_report
 def make_mf_sampler_and_pruner(
     epochs: Sequence[int], n_candidates: int, *, delta: float, sigma: float | None, seed: int
 ) -> tuple[MFSampler, MFPruner]:
-    """MFSampler (chooses architecture and epochs; racing with the shipped ζ⁺ prior) and MFPruner. Everything
-    else is the adapters' default: σ = 0.01 for an accuracy unless ``sigma`` is given."""
+    """MFSampler (chooses architecture and epochs; anytime racing with the shipped curve-aware bound) and
+    MFPruner. Everything else is the adapters' default (``sigma`` is kept for the policies that use a radius)."""
     sampler = MFSampler(
         resources=list(epochs),
         search_space=nc.optuna_space(),

@@ -38,16 +38,19 @@ Example:
     >>> from mf_sched import FidelityLadder
     >>> from mf_sched.policies.race import Race
     >>> ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.3, 0.1, 0.0])
-    >>> p = Race(n_arms=4, ladder=ladder, race_bias=[0.1, 0.03, 0.0], noise={"kind": "subgaussian", "sigma": 0.01})
+    >>> p = Race(n_arms=4, ladder=ladder, race_bias=[0.1, 0.03, 0.0], noise={"kind": "subgaussian", "sigma": 0.01},
+    ...          seed=0)
     >>> means = [0.2, 0.5, 0.8, 0.75]
+    >>> pulls = []
     >>> while not p.done:
     ...     pull = p.ask()
+    ...     pulls.append((pull.arm, pull.fidelity))
     ...     p.tell(pull, means[pull.arm] - 0.05 * (2 - pull.fidelity))
+    >>> pulls    # arm 2 starts (seeded order), is the best at each rung so far (ASHA promotes it) and finishes
+    [(2, 0), (2, 1), (2, 2), (0, 0), (1, 0), (3, 0), (3, 1)]
     >>> rec = p.recommendation()
-    >>> rec.arm, p.counts.sum(axis=0).tolist()     # arm 2 raced to the top; 3 stopped at rung 1, 0 and 1 at 0
-    (2, [4, 2, 1])
-    >>> rec.certified, rec.details["stopped"]
-    (True, 3)
+    >>> rec.arm, rec.certified, rec.details["stopped"]   # 0, 1 stopped at rung 0 and 3 at rung 1: identified
+    (2, True, 3)
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from mf_sched.race import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
 from mf_sched.racing.schedule import SCHEDULES
 from mf_sched.registry import register
-from mf_sched.rungs import RungEliminator
+from mf_sched.rungs import RUNNING, RungEliminator
 
 __all__ = ["Race"]
 
@@ -269,6 +272,7 @@ class Race(Policy):
 
     def _record_value(self, arm: int, fidelity: int, value: float) -> None:
         eng = self._engine
+        before = eng.incumbent()[1] if fidelity == self.M - 1 else None
         if eng.value(arm, fidelity) is None:
             eng.report(arm, fidelity, value)
             if fidelity < self.M - 1:
@@ -276,13 +280,18 @@ class Race(Policy):
         self._reached[arm] = max(int(self._reached[arm]), fidelity)
         if fidelity == self.M - 1:
             self._alive[arm] = False
-            stopped = eng.eliminate()  # a new top value may be a better incumbent: race everyone against it
+            # a better incumbent may stop others: race everyone against it (no better one, no new stop)
+            stopped = eng.eliminate() if eng.incumbent()[1] > before else []
         else:
             stopped = [arm] if eng.should_stop(arm) else []
         for k in stopped:
             self._alive[int(k)] = False
         if eng.curve_bound is not None and eng.curve_bound.raised_by and fidelity == self.M - 1:
-            self._rebuild_heap()  # the study's curve raised the bound: every priority changed
+            # the study's curve raised the bound: every priority changed, and the engine revived the stopped arms
+            # that can win again
+            codes, reached = eng.statuses(), eng.reached_all()
+            self._alive |= (codes == RUNNING) & (reached < self.M - 1) & (self._failures < self.max_failures)
+            self._rebuild_heap()
         else:
             self._push(arm)
 

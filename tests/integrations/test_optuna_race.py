@@ -312,7 +312,11 @@ def test_two_processes_share_one_race(tmp_path: Path) -> None:
     study = optuna.load_study(study_name="race", storage=url)
     real = [t for t in study.trials if not t.system_attrs.get("mf:surplus")]
     configs = collections.Counter(t.params["config"] for t in real)
-    assert set(configs) == set(QUALITY) and sum(configs.values()) <= len(QUALITY) + 2
+    # one trial per configuration, plus a re-run for each trial the schedule paused (ASHA) or the rule stopped and
+    # gave back, plus at most two duplicates of two processes deciding at once
+    again = sum(bool(t.system_attrs.get("mf:paused") or t.system_attrs.get("mf:pruned_rung") is not None)
+                for t in real)  # fmt: skip
+    assert set(configs) == set(QUALITY) and sum(configs.values()) <= len(QUALITY) + again + 2
     assert all(t.state != TrialState.RUNNING for t in study.trials)
     assert MFSampler().recommendation(study).params == {"config": "c"}
 
