@@ -219,35 +219,41 @@ def trajectory(events: list, observed: np.ndarray, sign: float) -> tuple[np.ndar
     return np.asarray(spent), np.asarray(answers)
 
 
+def score(a: tuple, part: str, method: str, spent: np.ndarray, answers: np.ndarray, **extra: Any) -> dict:
+    """One run's row: regret at every budget, and where it ended, of the answers ``answers`` given after ``spent``
+    epochs (−1: none yet, scored as a configuration drawn at random); ``a`` is the job (its draw is repeated)."""
+    source, name, task, seed, K, _ = a
+    true, obs = draw(task, source, name, seed, K)
+    full = true.shape[0] * T
+    true_final = true[:, -1]
+    fifo_answer = int(np.argmax(obs[:, -1]))
+    scale = abs(true_final[fifo_answer]) or 1.0
+    end = int(answers[-1])
+    end_true = true_final[end] if end >= 0 else true_final.mean()
+    return {
+        "part": part, "source": source, "family": SOURCES[source][0], "task": name, "seed": seed, "K": K,
+        "K_run": true.shape[0], "method": method, "epochs": int(spent[-1]), "epochs_fraction": spent[-1] / full,
+        "regret": regret_at(spent, answers, np.array(BUDGETS) * full, true_final).tolist(),
+        "regret_curve": regret_at(spent, answers, PLOT_BUDGETS * full, true_final).tolist(),
+        "regret_end": float(true_final.max() - end_true), "relative_scale": scale, "same_as_full": end == fifo_answer,
+        "within": bool(end_true >= true_final[fifo_answer] - WITHIN * scale), **extra,
+    }  # fmt: skip
+
+
 def job(a: tuple) -> list[dict]:
     from benchmarks.tune_sim import simulate
 
     source, name, task, seed, K, bound = a
     true, obs = draw(task, source, name, seed, K)
-    k = true.shape[0]
-    full = k * T
-    true_final = true[:, -1]
     mode = "max" if SOURCES[source][0] == "unit" else "min"
     metric = obs if mode == "max" else -obs  # what the trainable reports (a loss for the loss family)
     sign = 1.0 if mode == "max" else -1.0
-    fifo_answer = int(np.argmax(obs[:, -1]))
     rows = []
-    for label, make in ray_methods(bound, k, SOURCES[source][0]).items():
+    for label, make in ray_methods(bound, true.shape[0], SOURCES[source][0]).items():
         r = simulate(make(), metric, workers=2, metric="acc", mode=mode, max_t=T, checkpoint=True,
                      reuse_actors=True, record_events=True, seed=seed)  # fmt: skip
         spent, answers = trajectory(r.events, metric, sign)
-        end = int(answers[-1])
-        scale = abs(true_final[fifo_answer]) or 1.0
-        rows.append({
-            "part": "ray", "source": source, "family": SOURCES[source][0], "task": name, "seed": seed, "K": K,
-            "K_run": k, "method": label, "epochs": int(spent[-1]), "epochs_fraction": spent[-1] / full,
-            "regret": regret_at(spent, answers, np.array(BUDGETS) * full, true_final).tolist(),
-            "regret_curve": regret_at(spent, answers, PLOT_BUDGETS * full, true_final).tolist(),
-            "regret_end": float(true_final.max() - true_final[end]), "relative_scale": scale,
-            "same_as_full": end == fifo_answer,
-            "within": bool(true_final[end] >= true_final[fifo_answer] - WITHIN * scale),
-            "hang": bool(r.hang),
-        })  # fmt: skip
+        rows.append(score(a, "ray", label, spent, answers, hang=bool(r.hang)))
     return rows
 
 
@@ -341,28 +347,10 @@ def optuna_study(label: str, true: np.ndarray, obs: np.ndarray, family: str, bou
 def optuna_job(a: tuple) -> list[dict]:
     source, name, task, seed, K, bound = a
     true, obs = draw(task, source, name, seed, K)
-    k = true.shape[0]
-    full = k * T
-    true_final = true[:, -1]
-    fifo_answer = int(np.argmax(obs[:, -1]))
-    scale = abs(true_final[fifo_answer]) or 1.0
     rows = []
     for label in OPTUNA_METHODS:
         r = optuna_study(label, true, obs, SOURCES[source][0], bound, seed)
-        spent, answers = np.asarray(r["spent"]), np.asarray(r["answers"])
-        # the answer "−1" (none yet) is scored as a configuration drawn at random
-        end = int(answers[-1])
-        end_true = true_final[end] if end >= 0 else true_final.mean()
-        rows.append({
-            "part": "optuna", "source": source, "family": SOURCES[source][0], "task": name, "seed": seed, "K": K,
-            "K_run": k,
-            "method": label, "epochs": int(spent[-1]), "epochs_fraction": spent[-1] / full, "trials": r["trials"],
-            "regret": regret_at(spent, answers, np.array(BUDGETS) * full, true_final).tolist(),
-            "regret_curve": regret_at(spent, answers, PLOT_BUDGETS * full, true_final).tolist(),
-            "regret_end": float(true_final.max() - end_true), "relative_scale": scale,
-            "same_as_full": end == fifo_answer,
-            "within": bool(end_true >= true_final[fifo_answer] - WITHIN * scale), "hang": False,
-        })  # fmt: skip
+        rows.append(score(a, "optuna", label, np.asarray(r["spent"]), np.asarray(r["answers"]), trials=r["trials"]))
     return rows
 
 
