@@ -45,6 +45,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,14 +67,30 @@ __all__ = [
     "quantile_regression",
 ]
 
-#: canonical ladders (fractions of training of the rungs below the top): reduction factor 3, first rung at
-#: 1/27 (Hyperband's 1, 3, 9, 27) and 2% (mf-sched's inferred ladder for 100 epochs: 2, 6, 18, 54). Earlier
-#: first rungs are left out: too few sources report that early (a rung below the fitted fractions gets no
-#: bound: nothing is stopped there)
-LADDERS: tuple[tuple[float, ...], ...] = (
-    (1 / 27, 1 / 9, 1 / 3),
-    (0.02, 0.06, 0.18, 0.54),
-)
+#: the first rungs of the canonical ladders (fractions of training): 2% (mf-sched's inferred ladder for 100
+#: epochs: 2, 6, 18, 54), 1/27 (Hyperband's 1, 3, 9, 27), 6%, 1/9 (1, 3 of 9 epochs), 18% and 1/3. Earlier first
+#: rungs are left out: too few sources report that early (a rung below the fitted fractions gets no bound:
+#: nothing is stopped there)
+FIRST_RUNGS = (0.02, 1 / 27, 0.06, 1 / 9, 0.18, 1 / 3)
+
+
+def canonical_ladder(first: float, eta: float = 3.0) -> tuple[float, ...]:
+    """The rungs below the top of a geometric ladder from ``first``: ``first · η^k`` while below ``1/√η`` (as
+    :func:`mf_sched.integrations._common.auto_resources` drops a rung within ``√η`` of the top).
+
+    >>> [round(f, 3) for f in canonical_ladder(0.02)], [round(f, 3) for f in canonical_ladder(1 / 9)]
+    ([0.02, 0.06, 0.18, 0.54], [0.111, 0.333])
+    """
+    out, f = [], float(first)
+    while f < 1 / math.sqrt(eta) - 1e-9:
+        out.append(f)
+        f *= eta
+    return tuple(out)
+
+
+#: canonical ladders: reduction factor 3 from each of :data:`FIRST_RUNGS` — a study's rungs are calibrated by the
+#: one that starts nearest its own first rung (:meth:`~mf_sched.racing.curve_bound.CurveBoundFit.ladder_index`)
+LADDERS: tuple[tuple[float, ...], ...] = tuple(canonical_ladder(f) for f in FIRST_RUNGS)
 #: a grid point's model, and a ladder's λ, need at least this many tasks
 MIN_TASKS = 5
 
@@ -414,25 +431,31 @@ def miss_rate(
     draws: int = 200,
     seed: int = 1,
     per_task: bool = False,
+    by_ladder: bool = False,
 ) -> Any:
     """The all-rung miss rate of a fitted bound on (held-out) ``tasks``: the share of random ``n_arms``-subsets in
     which every configuration within ``tolerance`` of the best final value exceeds the bound at some rung of a
-    ladder (each of ``fit.ladders`` with the λ a study on it would use), worst over the ladders the task reaches;
-    mean over tasks (``per_task=True``: the per-task rates, NaN for a task that reaches no ladder)."""
+    ladder (each of ``fit.ladders`` with the λ a study on it would use).
+
+    Returns the mean over tasks of the worst rate over the ladders a task reaches (``per_task=True``: the
+    per-task worst rates, NaN for a task that reaches no ladder); ``by_ladder=True``: the mean over tasks for each
+    ladder instead, ``(len(fit.ladders),)`` (NaN for a ladder no task reaches)."""
     fr = np.asarray(fractions, dtype=float)
     rng = np.random.default_rng(seed)
-    rates = []
-    for obs in tasks.values():
+    table = np.full((len(tasks), len(fit.ladders)), np.nan)
+    for i, obs in enumerate(tasks.values()):
         obs = _complete(obs, fr.size)
-        worst = np.nan
         k = min(n_arms, obs.shape[0])  # a task with fewer configurations is a smaller study
-        for lad in fit.ladders:
+        for j, lad in enumerate(fit.ladders):
             if obs.shape[0] < 2 or not _covers(obs, fr, lad):
                 continue
             b = fit.select(n_arms=k, alpha=alpha, tolerance=tolerance, fractions=lad)
             sc = ladder_scores(b, obs, fr, lad)
             st = _study_scores(sc, obs[:, -1], k, (b.tolerance,), draws, rng)[:, 0]
-            worst = np.nanmax([worst, float(np.mean(st > b.lam + 1e-12))])
-        rates.append(worst)
-    r = np.array(rates)
-    return r if per_task else float(np.nanmean(r)) if np.isfinite(r).any() else float("nan")
+            table[i, j] = float(np.mean(st > b.lam + 1e-12))
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows / columns: a task or ladder not reached
+        if by_ladder:
+            return np.nanmean(table, axis=0)
+        worst = np.nanmax(table, axis=1) if table.size else np.zeros(0)
+    return worst if per_task else float(np.nanmean(worst)) if np.isfinite(worst).any() else float("nan")
