@@ -463,6 +463,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         )  # fmt: skip
         self._books: dict[tuple[int, int], ProposedArms] = {}  # per study: its proposed arms (lazy arms only)
         self._book: ProposedArms | None = None  # the one rebuilt last (what arm_of reads)
+        self._trial_arm: dict[tuple[Any, int], tuple[dict[str, Any], bool]] = {}  # proposed_arm, per running trial
         self._arms.use_given_space()
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
@@ -593,10 +594,17 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None
         if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < self._search.n_candidates:
             return None
+        memo = (_study_key(study), trial.number)  # read once per trial (its first suggest), not once per parameter
         with self._lock:
-            book = self._arm_book(study, study._storage.get_all_trials(study._study_id, deepcopy=False))
-        assert book is not None
-        return book.params(k), DISCOVERY in attrs and attrs.get(ARM) is None
+            out = self._trial_arm.get(memo)
+            if out is None:
+                book = self._arm_book(study, study._storage.get_all_trials(study._study_id, deepcopy=False))
+                assert book is not None
+                out = book.params(k), DISCOVERY in attrs and attrs.get(ARM) is None
+                if len(self._trial_arm) >= 1024:  # trials asked but never told: forget the oldest
+                    self._trial_arm.pop(next(iter(self._trial_arm)))
+                self._trial_arm[memo] = out
+        return out
 
     def arm_of(self, t: FrozenTrial) -> int | None:
         """The candidate (arm index into the finite search space) that trial ``t`` evaluates: the one this sampler
@@ -1043,6 +1051,7 @@ class MFSampler(_StudyCaches, BaseSampler):
     ) -> None:
         for s in self._helpers():
             s.after_trial(study, trial, state, values)
+        self._trial_arm.pop((_study_key(study), trial.number), None)
         attrs = trial.system_attrs
         fid = attrs.get(FIDELITY)
         if state == TrialState.COMPLETE and attrs.get(RESUMABLE) and isinstance(fid, int) and fid >= 0:
