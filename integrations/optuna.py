@@ -920,6 +920,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         if proposed is None or self._proposer is None:
             return {}
         known = proposed[0]
+        if known and self._search.space is not None and set(self._search.space) <= set(known):
+            return {}  # a resumed or re-run arm: every value is known
         space = self._proposer.infer_relative_search_space(study, trial)
         return {k: d for k, d in space.items() if k not in known}
 
