@@ -583,7 +583,14 @@ class MFSampler(_StudyCaches, BaseSampler):
         so far, discovery)``; None for any other trial (a fixed candidate, the fallback's)."""
         if self._proposer is None:
             return None
+        memo = (_study_key(study), trial.number)  # read once per trial (its first suggest), not once per parameter
+        out = self._trial_arm.get(memo)
+        if out is not None:
+            return out
         attrs = trial.system_attrs
+        if FIDELITY not in attrs and (self._search.lazy or not self._search.known):
+            # Optuna hands infer_relative_search_space the trial as it was *before* before_trial placed it
+            attrs = study._storage.get_trial_system_attrs(trial._trial_id)
         if DISCOVERY in attrs and attrs.get(ARM) is None:
             k = attrs.get(DISCOVERY)
             if not self._search.lazy:
@@ -594,16 +601,13 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None
         if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < self._search.n_candidates:
             return None
-        memo = (_study_key(study), trial.number)  # read once per trial (its first suggest), not once per parameter
         with self._lock:
-            out = self._trial_arm.get(memo)
-            if out is None:
-                book = self._arm_book(study, study._storage.get_all_trials(study._study_id, deepcopy=False))
-                assert book is not None
-                out = book.params(k), DISCOVERY in attrs and attrs.get(ARM) is None
-                if len(self._trial_arm) >= 1024:  # trials asked but never told: forget the oldest
-                    self._trial_arm.pop(next(iter(self._trial_arm)))
-                self._trial_arm[memo] = out
+            book = self._arm_book(study, study._storage.get_all_trials(study._study_id, deepcopy=False))
+            assert book is not None
+            out = book.params(k), DISCOVERY in attrs and attrs.get(ARM) is None
+            if len(self._trial_arm) >= 1024:  # trials asked but never told: forget the oldest
+                self._trial_arm.pop(next(iter(self._trial_arm)))
+            self._trial_arm[memo] = out
         return out
 
     def arm_of(self, t: FrozenTrial) -> int | None:

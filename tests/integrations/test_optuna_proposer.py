@@ -30,6 +30,7 @@ class Recording(BaseSampler):
     def __init__(self, base: BaseSampler) -> None:
         self.base = base
         self.values: dict[int, dict[str, Any]] = collections.defaultdict(dict)
+        self.relative: set[int] = set()  # trials that got values from sample_relative (a joint proposal)
         self.reseeds = 0
 
     def infer_relative_search_space(self, study, trial):
@@ -39,6 +40,7 @@ class Recording(BaseSampler):
         out = self.base.sample_relative(study, trial, search_space)
         if out:
             self.values[trial.number].update(out)
+            self.relative.add(trial.number)
         return out
 
     def sample_independent(self, study, trial, param_name, param_distribution):
@@ -153,6 +155,9 @@ def test_a_resumable_objective_resumes_each_proposed_configuration_from_its_chec
     study.optimize(make_resumable(checkpoints, trained), n_trials=300)
     assert len(study.trials) < 300
     by_arm = check_arms_come_from_the_proposer(sampler, study, rec, K)
+    # once 4 trials have finished (its start-up; trials run one at a time) TPE proposes every configuration jointly
+    # (multivariate: sample_relative)
+    assert sorted(rec.relative) == sorted(ts[0].number for ts in by_arm.values() if ts[0].number >= 4)
     for ts in by_arm.values():  # each trial of an arm resumes where the arm's previous trial stopped
         fids = [t.system_attrs["mf:fidelity"] for t in ts]
         assert fids == sorted(set(fids))
