@@ -178,11 +178,18 @@ def train_to_of(sampler: MFSampler, study: optuna.Study, t: optuna.trial.FrozenT
     return int(lad.resources[t.system_attrs["mf:fidelity"]])
 
 
-def test_two_samplers_on_one_sqlite_storage_rebuild_the_same_arms(tmp_path: Path) -> None:
-    """Two MFSampler instances (two workers, each with its own proposer seed) take turns on one SQLite study:
-    both rebuild the same arms from the storage, and a configuration one started the other resumes with exactly its
-    parameters."""
-    url = f"sqlite:///{tmp_path / 'p.db'}"
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_two_samplers_on_one_storage_rebuild_the_same_arms(tmp_path: Path, kind: str) -> None:
+    """Two MFSampler instances (two workers, each with its own proposer seed) take turns on one study in a SQLite
+    database or a journal file: both rebuild the same arms from the storage, and a configuration one started the
+    other resumes with exactly its parameters."""
+    if kind == "sqlite":
+        url: Any = f"sqlite:///{tmp_path / 'p.db'}"
+    else:
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        url = JournalStorage(JournalFileBackend(str(tmp_path / "p.log")))
     K = 6
     checkpoints: dict = {}
     trained: collections.Counter = collections.Counter()
