@@ -136,7 +136,7 @@ class _FiniteArms(_Arms):
         return None if self.sampler.race else self._build(2)
 
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
-        if self.search.candidates is not None:
+        if self.search.known:
             return True
         for t in trials:
             if t.distributions:
@@ -199,24 +199,47 @@ class _FiniteArms(_Arms):
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
         search, fallback = self.search, self.sampler.fallback
+        proposed = self.sampler.proposed_arm(study, trial)
+        if proposed is not None:  # an arm whose configuration the proposer gives: its values, else a proposal
+            known, discovery = proposed
+            if not discovery and not self._in_space(trial, param_name, param_distribution):
+                return fallback.sample_independent(study, trial, param_name, param_distribution)
+            if param_name in known:
+                return to_python(known[param_name])
+            return self.sampler.proposer.sample_independent(study, trial, param_name, param_distribution)
         arm = trial.system_attrs.get(ARM)
         if arm is None or search.candidates is None or search.space is None or search.dynamic:
             return fallback.sample_independent(study, trial, param_name, param_distribution)
         params = search.candidates[int(arm)]
-        if param_name not in params or not same_distribution(search.space.get(param_name), param_distribution):
-            msg = (
-                f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
-                f"MFSampler's search space {sorted(search.space)}: arm-based policies need a fixed search space "
-                "(no conditional or changing parameters)"
-            )
-            if search.explicit:
-                raise ValueError(msg + "; pass search_space= covering every parameter, or use another sampler")
-            fb = type(fallback).__name__
-            # stacklevel 3: the caller of MFSampler.sample_independent
-            warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=3)
-            search.dynamic = True
+        if not self._in_space(trial, param_name, param_distribution):
             return fallback.sample_independent(study, trial, param_name, param_distribution)
         return to_python(params[param_name])
+
+    def _in_space(self, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution) -> bool:
+        """Whether ``param_name`` with this distribution is in the search space; if not, the space is dynamic:
+        an error with an explicit ``search_space=``, else a warning and the study goes to the fallback."""
+        search = self.search
+        assert search.space is not None
+        if (
+            not search.dynamic
+            and param_name in search.space
+            and same_distribution(search.space.get(param_name), param_distribution)
+        ):
+            return True
+        if search.dynamic:
+            return False
+        msg = (
+            f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
+            f"MFSampler's search space {sorted(search.space)}: arm-based policies need a fixed search space "
+            "(no conditional or changing parameters)"
+        )
+        if search.explicit:
+            raise ValueError(msg + "; pass search_space= covering every parameter, or use another sampler")
+        fb = type(self.sampler.fallback).__name__
+        # stacklevel 4: the caller of MFSampler.sample_independent
+        warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=4)
+        search.dynamic = True
+        return False
 
 
 class _ContinuousGP(_Arms):

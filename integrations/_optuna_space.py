@@ -1,11 +1,12 @@
-"""Search spaces for MFSampler: Optuna distributions as arms (a grid or scrambled-Sobol candidates) or as an
+"""Search spaces for MFSampler: Optuna distributions as arms — a grid, arms whose configurations a proposer
+(TPE by default) gives one at a time (:class:`ProposedArms`), or scrambled-Sobol candidates — or as an
 :class:`mf_sched.continuous.space.SearchSpace` for MF-GP-UCB."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +17,15 @@ from optuna.distributions import (
     FloatDistribution,
     IntDistribution,
 )
+from optuna.trial import FrozenTrial
+
+from ._optuna_race import ARM, DISCOVERY
 
 __all__ = [
     "SearchState",
+    "ProposedArms",
     "candidate_set",
+    "grid_points",
     "as_distributions",
     "to_python",
     "to_space",
@@ -112,15 +118,27 @@ def as_distributions(space: Mapping[str, Any]) -> dict[str, BaseDistribution]:
     return out
 
 
+def grid_points(space: Mapping[str, BaseDistribution], max_grid: int = 1000) -> list[dict[str, Any]] | None:
+    """Every configuration of ``space`` when it is a finite grid of ``≤ max_grid`` points (categoricals, integer
+    ranges without ``log``, stepped floats), else None."""
+    names = sorted(space)
+    grids = [_grid(space[n], max_grid) for n in names]
+    if all(g is not None for g in grids) and math.prod(len(g) for g in grids) <= max_grid:  # type: ignore[arg-type]
+        return [dict(zip(names, combo)) for combo in itertools.product(*grids)]  # type: ignore[arg-type]
+    return None
+
+
 def candidate_set(
     space: Mapping[str, BaseDistribution], *, max_grid: int = 1000, n_candidates: int = 64, seed: int = 0
 ) -> list[dict[str, Any]]:
     """The arms of a search space: its full grid when finite with ``≤ max_grid`` points, else ``n_candidates``
-    scrambled-Sobol points (deterministic in ``seed``; discrete dimensions are snapped)."""
+    scrambled-Sobol points (deterministic in ``seed``; discrete dimensions are snapped). MFSampler uses the Sobol
+    points only with ``proposer="sobol"`` (or a registered policy other than ``race``); by default the arms of a
+    space that is not a small grid are proposed one at a time (:class:`ProposedArms`)."""
+    grid = grid_points(space, max_grid)
+    if grid is not None:
+        return grid
     names = sorted(space)
-    grids = [_grid(space[n], max_grid) for n in names]
-    if all(g is not None for g in grids) and math.prod(len(g) for g in grids) <= max_grid:
-        return [dict(zip(names, combo)) for combo in itertools.product(*grids)]
     from scipy.stats import qmc
 
     u = qmc.Sobol(d=len(names), scramble=True, seed=seed).random(n_candidates)
@@ -143,14 +161,21 @@ def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 class SearchState:
     """The search space an MFSampler works over, shared by the sampler and its strategy (finite arms or a
     continuous GP): the Optuna distributions (``space``; given by ``search_space=`` when ``explicit``, else learnt
-    from the first trial), the arms built from them (``candidates``, finite-armed policies only), and whether the
-    space turned out conditional or changing (``dynamic``: the fallback sampler then takes over).
+    from the first trial), the arms built from them (``candidates``: a grid, or scrambled-Sobol points; finite-armed
+    policies only), and whether the space turned out conditional or changing (``dynamic``: the fallback sampler
+    then takes over). With ``propose`` (the ``race`` policy with a proposer), a space that is not a grid of
+    ``≤ max_grid`` points has ``n_candidates`` arms whose configurations the proposer gives one at a time
+    (``lazy``; :class:`ProposedArms`) instead of fixed candidates.
 
-    >>> from optuna.distributions import CategoricalDistribution
+    >>> from optuna.distributions import CategoricalDistribution, FloatDistribution
     >>> s = SearchState(max_grid=100, n_candidates=10, candidate_seed=0)
     >>> s.set_candidates({"q": CategoricalDistribution([0.3, 0.6])})
     >>> s.candidates, s.arm_of_params({"q": 0.6}), s.arm_of_params({"q": 0.9})
     ([{'q': 0.3}, {'q': 0.6}], 1, None)
+    >>> lazy = SearchState(max_grid=100, n_candidates=10, candidate_seed=0, propose=True)
+    >>> lazy.set_candidates({"lr": FloatDistribution(1e-4, 1e-1, log=True)})
+    >>> lazy.lazy, lazy.candidates, lazy.n_arms
+    (True, None, 10)
     """
 
     max_grid: int
@@ -161,13 +186,33 @@ class SearchState:
     dynamic: bool = False
     candidates: list[dict[str, Any]] | None = None
     index: dict[Any, int] = field(default_factory=dict)
+    propose: bool = False
+    lazy: bool = False
+
+    @property
+    def known(self) -> bool:
+        """Whether the arms are known (the space is, and its candidates are built or proposed lazily)."""
+        return self.candidates is not None or self.lazy
+
+    @property
+    def n_arms(self) -> int | None:
+        """The number of arms K (None while the space is unknown)."""
+        if self.lazy:
+            return self.n_candidates
+        return None if self.candidates is None else len(self.candidates)
 
     def set_candidates(self, space: Mapping[str, BaseDistribution]) -> None:
-        """Take ``space`` as the search space and build its candidates (:func:`candidate_set`)."""
+        """Take ``space`` as the search space and build its arms: its grid when finite (``≤ max_grid`` points);
+        else, with ``propose``, ``n_candidates`` lazily proposed arms; else scrambled-Sobol points
+        (:func:`candidate_set`)."""
         self.space = dict(space)
-        self.candidates = candidate_set(
+        grid = grid_points(self.space, self.max_grid)
+        if grid is None and self.propose:
+            self.lazy, self.candidates, self.index = True, None, {}
+            return
+        self.candidates = grid if grid is not None else candidate_set(
             self.space, max_grid=self.max_grid, n_candidates=self.n_candidates, seed=self.candidate_seed
-        )
+        )  # fmt: skip
         self.index = {params_key(c): i for i, c in enumerate(self.candidates)}
 
     def arm_of_params(self, params: Mapping[str, Any]) -> int | None:
@@ -176,5 +221,122 @@ class SearchState:
             return None
         try:
             return self.index.get(params_key(params))
+        except TypeError:  # pragma: no cover - unhashable parameter values
+            return None
+
+
+def _int_attr(attrs: Mapping[str, Any], key: str) -> int | None:
+    v = attrs.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class ProposedArms:
+    """The arms of one study whose configurations a proposer gives one at a time (:attr:`SearchState.lazy`).
+
+    Arm ``k``'s configuration is that of the trial that started it: per parameter, the value of the
+    lowest-numbered trial assigned arm ``k`` — system attribute ``mf:arm``, or ``mf:discovery`` for a trial started
+    before the search space was known — that suggested it (a retry of a trial that failed before suggesting
+    everything completes it). It is a function of the study's trials alone, so every process rebuilds the same
+    arms from the storage (:meth:`rebuild`; the leading run of finished trials, which never change, is folded
+    once). A trial assigned arm ``k`` whose values differ from arm ``k``'s (two workers that started the same arm
+    at the same moment: the lower-numbered one's values are the arm's) does not evaluate arm ``k``.
+
+    >>> import optuna
+    >>> from optuna.distributions import FloatDistribution, IntDistribution
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> d = {"lr": FloatDistribution(1e-4, 1e-1, log=True), "n": IntDistribution(1, 8)}
+    >>> study = optuna.create_study()
+    >>> for arm, params in [(0, {"lr": 0.01, "n": 3}), (1, {"lr": 0.002}), (1, {"lr": 0.002, "n": 5}),
+    ...                     (0, {"lr": 0.05, "n": 3})]:
+    ...     study.add_trial(optuna.trial.create_trial(
+    ...         value=0.0, params=params, distributions={k: d[k] for k in params}, system_attrs={"mf:arm": arm}))
+    >>> arms = ProposedArms(4)
+    >>> arms.rebuild(study.trials)
+    >>> arms.params(0), arms.params(1), arms.params(2)
+    ({'lr': 0.01, 'n': 3}, {'lr': 0.002, 'n': 5}, {})
+    >>> [arms.arm_of(t) for t in study.trials]     # trial 3 claimed arm 0 with other values
+    [0, 1, 1, None]
+    >>> arms.arm_of_params({"n": 5, "lr": 0.002}), arms.started
+    (1, 2)
+    """
+
+    def __init__(self, n_arms: int) -> None:
+        self.n_arms = int(n_arms)
+        self._params: list[dict[str, Any]] = [{} for _ in range(self.n_arms)]
+        self._base: list[dict[str, Any]] = [{} for _ in range(self.n_arms)]  # after the finished prefix
+        self._prefix = 0  # trials[:_prefix] (numbers 0 .. _prefix - 1) are finished and folded into _base
+        self._index: dict[Any, int] | None = None
+
+    def index_of(self, t: FrozenTrial) -> int | None:
+        """The arm ``t`` was assigned (``mf:arm``, else ``mf:discovery``), whatever its values; None if none."""
+        attrs = t.system_attrs
+        a = _int_attr(attrs, ARM)
+        if a is None:
+            a = _int_attr(attrs, DISCOVERY)
+        return a if a is not None and 0 <= a < self.n_arms else None
+
+    def rebuild(self, trials: Sequence[FrozenTrial]) -> None:
+        """Rebuild the arms from the study's ``trials`` (all of them, as the storage returns them)."""
+        ordered = list(trials)
+        n = len(ordered)
+        contiguous = n == 0 or (ordered[0].number == 0 and ordered[-1].number == n - 1)
+        if not contiguous:
+            ordered.sort(key=lambda x: x.number)
+        start = self._prefix if contiguous and self._prefix <= n else 0
+        if start == 0:
+            self._base = [{} for _ in range(self.n_arms)]
+            self._prefix = 0
+        params = [dict(p) for p in self._base]
+        prefix = None
+        for i in range(start, n):
+            t = ordered[i]
+            if prefix is None and not t.state.is_finished():
+                prefix = i
+                if contiguous:
+                    self._base, self._prefix = [dict(p) for p in params], i
+            k = self.index_of(t)
+            if k is None or not t.params:
+                continue
+            arm = params[k]
+            for name, v in t.params.items():
+                arm.setdefault(name, v)
+        if prefix is None and contiguous:
+            self._base, self._prefix = [dict(p) for p in params], n
+        self._params = params
+        self._index = None
+
+    def params(self, k: int) -> dict[str, Any]:
+        """Arm ``k``'s configuration as far as it is known (``{}`` before a trial started it)."""
+        return dict(self._params[k])
+
+    @property
+    def started(self) -> int:
+        """How many arms have a configuration (some of its values at least)."""
+        return sum(1 for p in self._params if p)
+
+    def arm_of(self, t: FrozenTrial) -> int | None:
+        """The arm trial ``t`` evaluates: the one it was assigned if its values are that arm's, else the arm whose
+        whole configuration its parameters are (an enqueued trial), else None."""
+        k = self.index_of(t)
+        if k is not None:
+            arm = self._params[k]
+            if all(arm.get(name, v) == v for name, v in t.params.items()):
+                return k
+        return self.arm_of_params(t.params)
+
+    def arm_of_params(self, params: Mapping[str, Any]) -> int | None:
+        """The arm whose configuration is exactly ``params``; None if none is."""
+        if not params:
+            return None
+        if self._index is None:
+            self._index = {}
+            for k, p in enumerate(self._params):
+                if p:
+                    try:
+                        self._index.setdefault(params_key(p), k)
+                    except TypeError:  # pragma: no cover - unhashable parameter values
+                        pass
+        try:
+            return self._index.get(params_key(params))
         except TypeError:  # pragma: no cover - unhashable parameter values
             return None

@@ -15,12 +15,18 @@ Install with ``pip install "mf-sched[optuna]"``. Both work with no arguments on 
 
 What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rule="race"``):
 
-* **Candidates.** The search space (given, or the first trial's distributions) becomes a fixed set of arms:
-  its grid when finite (``≤ max_grid`` points), else ``n_candidates`` scrambled-Sobol points. Every process
-  derives the same set, and starts it in the same *seeded random order* (``candidate_seed``): the outcome never
-  depends on the order in which choices were written. The study ends (``study.stop()``, as GridSampler does)
-  once every candidate is either stopped or trained to the top, unless ``keep_sampling=True`` (then the
-  ``fallback`` sampler explores).
+* **Candidates.** The search space is given (``search_space=``) or learnt from the first trial's distributions.
+  A finite grid (``≤ max_grid`` points) is raced whole, its configurations started in a *seeded random order*
+  (``candidate_seed``), the same in every process. Any other space (continuous, or a large grid) gets
+  ``n_candidates`` arms (K, default 64) whose configurations a model-based *proposer* gives one at a time —
+  Optuna's ``TPESampler(seed=seed)`` by default, or any sampler passed as ``proposer=``: when the schedule starts
+  a new arm ``k``, its trial is sampled by the proposer (which sees the whole study, pruned trials included, as
+  TPE does with a pruner), and every later trial that resumes or re-runs arm ``k`` gets exactly those parameters.
+  Every process rebuilds the arms from the storage (:meth:`MFSampler.arms`). ``proposer="sobol"`` races a fixed
+  set of K scrambled-Sobol points instead (:func:`candidate_set`). Either way the outcome never depends on the
+  order in which choices were written. The study ends (``study.stop()``, as GridSampler does) once all K
+  arms are started and each is either stopped or trained to the top — so K is what bounds the search and what the
+  certificate covers — unless ``keep_sampling=True`` (then the ``fallback`` sampler explores).
 * **Ladder.** Given, calibrated, or inferred: the maximum resource ``R`` is ``max_resource=`` or the last step
   of the first trial that completes (as Optuna's HyperbandPruner infers it); rungs are ``≈ 2% of R × 3^k``
   (:func:`mf_sched.integrations._common.auto_resources`). Steps counted from 0 are recognised.
@@ -83,7 +89,7 @@ from typing import Any
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import BaseSampler, RandomSampler
+from optuna.samplers import BaseSampler, RandomSampler, TPESampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
@@ -109,6 +115,7 @@ from ._optuna_policy import arms_for, decide_with_policy, replay_policy
 from ._optuna_race import (
     ARM,
     BUDGET_SPENT,
+    DISCOVERY,
     FIDELITY,
     PAUSED,
     PRUNED_RUNG,
@@ -123,7 +130,7 @@ from ._optuna_race import (
     step_offset,
     trial_rung_values,
 )
-from ._optuna_space import SearchState, as_distributions, candidate_set
+from ._optuna_space import ProposedArms, SearchState, as_distributions, candidate_set
 
 __all__ = [
     "MFSampler",
@@ -267,7 +274,7 @@ class MFRecommendation:
 
     Attributes:
         params: the recommended configuration (None while there is no answer).
-        arm: its index in :attr:`MFSampler.candidates` (None for a configuration outside them).
+        arm: its index in :meth:`MFSampler.arms` (None for a configuration outside them).
         certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
         reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``.
         delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
@@ -361,9 +368,21 @@ class MFSampler(_StudyCaches, BaseSampler):
             prunes the trial that reaches it. The schedule is anytime, so the answer then is the best evidence
             (:meth:`recommendation`); None (default): run until the race is over.
         keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
-        max_grid, n_candidates, candidate_seed: see :func:`candidate_set`.
+        proposer: where the race's new configurations come from when the search space is not a grid of
+            ``≤ max_grid`` points: any Optuna sampler (default ``TPESampler(seed=seed)``). The trial that starts
+            arm ``k`` is sampled by it — it sees the whole study, pruned trials included — and the trials that
+            resume or re-run arm ``k`` get exactly those parameters (every process rebuilds the arms from the
+            storage: :meth:`arms`). It also samples the first trial, before the space is known. ``"sobol"``: a
+            fixed set of ``n_candidates`` scrambled-Sobol points instead (:func:`candidate_set`; the same in every
+            process and run, e.g. to compare methods on one candidate set). ``policy="race"`` only.
+        max_grid: a finite space with up to this many points is raced as a grid, started in a seeded random
+            order (``candidate_seed``).
+        n_candidates: how many configurations the race starts on a space that is not such a grid (K, default
+            64: proposed one at a time, or Sobol points): the race ends — and certifies — once all K are stopped
+            or trained to the top.
+        candidate_seed: seeds the grid's start order and the Sobol points (see :func:`candidate_set`).
         fallback: sampler for trials outside the race (default ``RandomSampler(seed)``).
-        seed: seeds the policy and the default fallback.
+        seed: seeds the policy, the default proposer and the default fallback.
 
     Example:
         >>> import optuna
@@ -411,11 +430,18 @@ class MFSampler(_StudyCaches, BaseSampler):
         max_grid: int = 1000,
         n_candidates: int = 64,
         candidate_seed: int = 0,
+        proposer: BaseSampler | str | None = None,
         fallback: BaseSampler | None = None,
         seed: int | None = None,
     ) -> None:
         self.policy_name = policy
         self.race = policy == "race"
+        if not self.race and proposer is not None and proposer != "sobol":
+            raise ValueError(
+                f"proposer = {proposer!r} applies to policy = 'race' only; policy = {policy!r} works on fixed "
+                "candidates (a grid, or scrambled-Sobol points)"
+            )
+        self._proposer = self._check_proposer(proposer, seed) if self.race else None
         cls = get_policy(policy)
         self._rungs = resolve_rungs(
             "MFSampler", ladder=ladder, calibration=calibration, resources=resources, sigma=sigma,
@@ -456,8 +482,11 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._search = SearchState(
             max_grid, n_candidates, self.candidate_seed,
             space=as_distributions(search_space) if search_space is not None else None,
-            explicit=search_space is not None,
+            explicit=search_space is not None, propose=self._proposer is not None,
         )  # fmt: skip
+        self._books: dict[tuple[int, int], ProposedArms] = {}  # per study: its proposed arms (lazy arms only)
+        self._book: ProposedArms | None = None  # the one rebuilt last (what arm_of reads)
+        self._trial_arm: dict[tuple[Any, int], tuple[dict[str, Any], bool]] = {}  # proposed_arm, per running trial
         self._arms.use_given_space()
         self.seed = seed
         self._fallback = fallback if fallback is not None else RandomSampler(seed=seed)
@@ -484,6 +513,31 @@ class MFSampler(_StudyCaches, BaseSampler):
         return self._fallback
 
     @property
+    def proposer(self) -> BaseSampler | None:
+        """The sampler that proposes the race's new configurations on a space that is not a small grid
+        (``proposer=``; default TPESampler); None with ``proposer="sobol"`` or a policy other than ``race``."""
+        return self._proposer
+
+    @property
+    def proposes(self) -> bool:
+        """Whether the arms are proposed one at a time by :attr:`proposer` (the search space is known and is not
+        a grid of ``≤ max_grid`` points); False for a grid or fixed candidates, and while the space is unknown."""
+        return self._search.lazy
+
+    @staticmethod
+    def _check_proposer(proposer: Any, seed: int | None) -> BaseSampler | None:
+        if isinstance(proposer, str) and proposer == "sobol":
+            return None
+        if proposer is None:
+            return TPESampler(seed=seed)
+        if isinstance(proposer, MFSampler) or not isinstance(proposer, BaseSampler):
+            raise ValueError(
+                f"proposer = {proposer!r} is not accepted; accepted: an Optuna sampler other than MFSampler "
+                "(e.g. optuna.samplers.TPESampler()), 'sobol', or None (TPESampler)"
+            )
+        return proposer
+
+    @property
     def policy_sigma(self) -> float:
         """The sub-Gaussian scale σ the policy is built with (the largest of ``sigma``; 0.05 when unknown)."""
         return self._policy_sigma
@@ -497,13 +551,98 @@ class MFSampler(_StudyCaches, BaseSampler):
     # ------------------------------------------------------------------ arms
     @property
     def candidates(self) -> list[dict[str, Any]] | None:
-        """The arms (configurations), once the search space is known."""
+        """The fixed arms (configurations: a grid or Sobol points), once the search space is known; None when the
+        arms are proposed one at a time (:attr:`proposes`; see :meth:`arms`)."""
         return None if self._search.candidates is None else [dict(c) for c in self._search.candidates]
+
+    def arms(self, study: optuna.Study) -> list[dict[str, Any] | None] | None:
+        """Every arm's configuration in ``study``, by arm index (:attr:`MFRecommendation.arm`, the ``mf:arm``
+        system attribute): the fixed candidates, or — arms proposed one at a time — the configuration the proposer
+        gave the trial that started each arm (None for an arm not started yet), rebuilt from the storage as every
+        process sees it. None while the search space is unknown.
+
+        Example:
+            >>> import math, optuna
+            >>> from mf_sched.integrations.optuna import MFPruner, MFSampler
+            >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+            >>> def objective(trial):
+            ...     lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+            ...     for epoch in range(1, 10):
+            ...         trial.report(1 - abs(math.log10(lr) + 2) / 3 - 0.3 / epoch, epoch)
+            ...         if trial.should_prune():
+            ...             raise optuna.TrialPruned()
+            ...     return 1 - abs(math.log10(lr) + 2) / 3 - 0.3 / 9
+            >>> sampler = MFSampler(n_candidates=12, seed=0)    # TPESampler(seed=0) proposes the 12 configurations
+            >>> study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+            >>> study.optimize(objective, n_trials=100)        # stops by itself once the 12 are raced
+            >>> arms, rec = sampler.arms(study), sampler.recommendation(study)
+            >>> sampler.proposes, len(arms), rec.done, rec.params == arms[rec.arm]
+            (True, 12, True, True)
+        """
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        with self._lock:
+            if not self._arms.ensure_space(trials) or not self._search.known:
+                return None
+            book = self._arm_book(study, trials)
+        if book is None:
+            return [dict(c) for c in self._search.candidates or ()]
+        return [book.params(k) or None for k in range(book.n_arms)]
+
+    def _arm_book(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> ProposedArms | None:
+        """The study's proposed arms rebuilt from ``trials`` (None unless the arms are proposed one at a time)."""
+        if not self._search.lazy:
+            return None
+        K = self._search.n_candidates
+        book = self._books.get(_study_key(study))
+        if book is None or book.n_arms != K:
+            book = self._books[_study_key(study)] = ProposedArms(K)
+        book.rebuild(trials)
+        self._book = book
+        return book
+
+    def proposed_arm(self, study: optuna.Study, trial: FrozenTrial) -> tuple[dict[str, Any], bool] | None:
+        """For a trial whose configuration is (partly) the proposer's — it starts, resumes or re-runs an arm that
+        is proposed one at a time, or it started before the search space was known — ``(the arm's values known
+        so far, discovery)``; None for any other trial (a fixed candidate, the fallback's)."""
+        if self._proposer is None:
+            return None
+        memo = (_study_key(study), trial.number)  # read once per trial (its first suggest), not once per parameter
+        out = self._trial_arm.get(memo)
+        if out is not None:
+            return out
+        attrs = trial.system_attrs
+        if FIDELITY not in attrs and (self._search.lazy or not self._search.known):
+            # Optuna hands infer_relative_search_space the trial as it was *before* before_trial placed it
+            attrs = study._storage.get_trial_system_attrs(trial._trial_id)
+        if DISCOVERY in attrs and attrs.get(ARM) is None:
+            k = attrs.get(DISCOVERY)
+            if not self._search.lazy:
+                return {}, True  # the first trial(s): the proposer samples them whatever the space turns out to be
+        elif self._search.lazy and not self._search.dynamic:
+            k = attrs.get(ARM)
+        else:
+            return None
+        if not isinstance(k, int) or isinstance(k, bool) or not 0 <= k < self._search.n_candidates:
+            return None
+        with self._lock:
+            book = self._arm_book(study, study._storage.get_all_trials(study._study_id, deepcopy=False))
+            assert book is not None
+            out = book.params(k), DISCOVERY in attrs and attrs.get(ARM) is None
+            if len(self._trial_arm) >= 1024:  # trials asked but never told: forget the oldest
+                self._trial_arm.pop(next(iter(self._trial_arm)))
+            self._trial_arm[memo] = out
+        return out
 
     def arm_of(self, t: FrozenTrial) -> int | None:
         """The candidate (arm index into the finite search space) that trial ``t`` evaluates: the one this sampler
         assigned it, else the one its parameters match; None for a trial outside the candidates (or while the
-        space is not known yet)."""
+        space is not known yet). Arms proposed one at a time: as :meth:`arms` rebuilt them last."""
+        if self._search.lazy:
+            book = self._book
+            if book is None:
+                a = t.system_attrs.get(ARM)
+                return a if isinstance(a, int) and 0 <= a < self._search.n_candidates else None
+            return book.arm_of(t)
         a = t.system_attrs.get(ARM)
         if isinstance(a, int) and self._search.candidates is not None and 0 <= a < len(self._search.candidates):
             return a
@@ -526,8 +665,9 @@ class MFSampler(_StudyCaches, BaseSampler):
     # ------------------------------------------------------------------ the race
     def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
         """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
-        if not self._arms.ensure_space(trials) or self._search.candidates is None:
+        if not self._arms.ensure_space(trials) or not self._search.known:
             return None
+        self._arm_book(study, trials)  # arms proposed one at a time: arm_of reads them
         lad, off = self.study_ladder(study, trials)
         if lad is None:
             return None
@@ -535,7 +675,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         cache = self._cache(study)
         view = race_view(
             trials, ladder=lad, offset=off, sign=self._sign(study), delta=self.delta, sigma=self.sigma,
-            race_bias=bias, n_arms=len(self._search.candidates), arm_of=self.arm_of, exclude=exclude,
+            race_bias=bias, n_arms=self._search.n_arms, arm_of=self.arm_of, exclude=exclude,
             max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
             stale_after=self._stale_seconds(cache), now=datetime.datetime.now(),
             bound_args={**self._bound_kw, "fit": self._rungs.fit},
@@ -567,12 +707,19 @@ class MFSampler(_StudyCaches, BaseSampler):
         if _study_key(study) in self._over:  # the race is over: no replay (the study is being stopped)
             return None, -1, set(), "done"
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
-        if not self._arms.ensure_space(trials) or self._search.candidates is None:
+        # the running trials whose pull this decision sees (a trial created but not yet placed by its worker is not
+        # seen: if it takes the same pull meanwhile, _lost_race finds it)
+        seen = {
+            t.number
+            for t in trials
+            if t.state == TrialState.RUNNING and t.number != trial.number and FIDELITY in t.system_attrs
+        }
+        if not self._arms.ensure_space(trials) or not self._search.known:
             lad, _ = self.study_ladder(study, trials)
-            return None, -1 if lad is None else lad.top, seen, "discovery"
+            return self._discovery_arm(trial, trials), -1 if lad is None else lad.top, seen, "discovery"
         view = self._view(study, trials, exclude=trial.number)
-        K = len(self._search.candidates)
+        K = self._search.n_arms
+        assert K is not None
         if view is None:  # the maximum resource is unknown: start candidates in the seeded order, at the top
             started = {a for t in trials if t.number != trial.number and (a := self.arm_of(t)) is not None}
             fresh = [a for a in self._start_order(K) if a not in started]
@@ -596,9 +743,21 @@ class MFSampler(_StudyCaches, BaseSampler):
             return None, top, seen, "done" if multi else "explore"
         return None, top, seen, "surplus"
 
+    def _discovery_arm(self, trial: FrozenTrial, trials: Sequence[FrozenTrial]) -> int | None:
+        """The arm a trial started before the search space is known takes should the arms turn out to be proposed
+        one at a time: the lowest one no other trial holds (None without a proposer: the fallback samples it)."""
+        if self._proposer is None:
+            return None
+        book = ProposedArms(self.n_candidates)
+        held = {k for t in trials if t.number != trial.number and (k := book.index_of(t)) is not None}
+        return next((k for k in range(self.n_candidates) if k not in held), None)
+
     def _start_order(self, K: int) -> list[int]:
         """The order in which candidates are started: a permutation seeded by ``candidate_seed`` (the same in
-        every process), never the order in which the choices were written."""
+        every process), never the order in which the choices were written; arms proposed one at a time are
+        started in their own order (arm ``k`` is the ``k``-th configuration proposed)."""
+        if self._search.lazy:
+            return list(range(K))
         if self._order_cache is None or len(self._order_cache) != K:
             self._order_cache = np.random.default_rng([self.candidate_seed, K]).permutation(K).tolist()
         return self._order_cache
@@ -662,7 +821,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         would train from scratch again). Resumable objectives end each trial at its rung anyway."""
         if self.schedule != "anytime" or view.resumable or not isinstance(key, int):
             return False
-        K = len(self._search.candidates or ())
+        K = self._search.n_arms or 0
         if not self._fresh(view, K):
             return False
         eng = view.engine
@@ -693,7 +852,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                 details={} if best is None else {"step": best.last_step, "trial": best.number},
             )  # fmt: skip
         eng = view.engine
-        K = len(self._search.candidates or [])
+        K = self._search.n_arms or 0
         live = bool(((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any())
         done = not live and not view.busy
         cert = eng.certificate()
@@ -731,6 +890,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         )
 
     def _params_of(self, key: Any, trials: Sequence[FrozenTrial]) -> dict[str, Any] | None:
+        if isinstance(key, int) and self._search.lazy and self._book is not None:
+            return self._book.params(key) or None
         if isinstance(key, int) and self._search.candidates is not None:
             return dict(self._search.candidates[key])
         number = int(str(key).split("-")[-1])
@@ -744,7 +905,9 @@ class MFSampler(_StudyCaches, BaseSampler):
         (a resumable objective's trial continues its configuration; others train from scratch)."""
         if trials is None:
             trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        return self._resources_spent(trials, None, step_offset(trials))
+        with self._lock:
+            self._arm_book(study, trials)
+            return self._resources_spent(trials, None, step_offset(trials))
 
     def _resources_spent(self, trials: Sequence[FrozenTrial], view: RaceView | None, offset: int = 0) -> float:
         """Epochs (steps) trained over all trials: a trial of a resumable objective continues its configuration
@@ -791,17 +954,35 @@ class MFSampler(_StudyCaches, BaseSampler):
         )
 
     # ------------------------------------------------------------------ Optuna hooks
+    def _helpers(self) -> list[BaseSampler]:
+        """The fallback and the proposer, each once."""
+        out = [self._fallback]
+        if self._proposer is not None and self._proposer is not self._fallback:
+            out.append(self._proposer)
+        return out
+
     def reseed_rng(self) -> None:
-        self._fallback.reseed_rng()
+        for s in self._helpers():
+            s.reseed_rng()
 
     def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
-        return {}
+        # a trial the proposer samples gets its relative (joint) proposal, e.g. multivariate TPE's
+        proposed = self.proposed_arm(study, trial) if len(study.directions) == 1 else None
+        if proposed is None or self._proposer is None:
+            return {}
+        known = proposed[0]
+        if known and self._search.space is not None and set(self._search.space) <= set(known):
+            return {}  # a resumed or re-run arm: every value is known
+        space = self._proposer.infer_relative_search_space(study, trial)
+        return {k: d for k, d in space.items() if k not in known}
 
     def sample_relative(
         self, study: optuna.Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         self._raise_error_if_multi_objective(study)
-        return {}
+        if not search_space or self._proposer is None:
+            return {}
+        return self._proposer.sample_relative(study, trial, search_space)
 
     def _set(self, study: optuna.Study, trial: FrozenTrial, arm: int | None, fid: int) -> None:
         study._storage.set_trial_system_attr(trial._trial_id, ARM, None if arm is None else int(arm))
@@ -815,7 +996,8 @@ class MFSampler(_StudyCaches, BaseSampler):
             pass
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
-        self._fallback.before_trial(study, trial)
+        for s in self._helpers():
+            s.before_trial(study, trial)
         if len(study.directions) > 1:
             return  # sample_* raise the error: MFSampler is single-objective
         attrs = trial.system_attrs
@@ -830,8 +1012,10 @@ class MFSampler(_StudyCaches, BaseSampler):
                 return
         if "fixed_params" in attrs:  # an enqueued trial: its own parameters, at the top fidelity
             with self._lock:
-                self._arms.ensure_space(study._storage.get_all_trials(study._study_id, deepcopy=False))
-                arm = self._search.arm_of_params(attrs["fixed_params"])
+                trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+                self._arms.ensure_space(trials)
+                book = self._arm_book(study, trials)
+                arm = (book or self._search).arm_of_params(attrs["fixed_params"])
             self._set(study, trial, arm, -1 if self.race else self.ladder.top)  # type: ignore[union-attr]
             return
         if self._search.dynamic:
@@ -862,6 +1046,14 @@ class MFSampler(_StudyCaches, BaseSampler):
                     if kind == "explore":
                         self._set(study, trial, None, fid)  # the fallback samples it
                         return
+                    if kind == "discovery":  # the proposer samples it (the fallback without one)
+                        self._set(study, trial, None, fid)
+                        if arm is None:
+                            return
+                        study._storage.set_trial_system_attr(trial._trial_id, DISCOVERY, int(arm))
+                        if not self._lost_discovery(study, trial, arm, seen):
+                            return
+                        continue
                     self._surplus_streak = self._surplus_streak + 1 if kind == "surplus" else 0
                     if kind in ("surplus", "done"):
                         if kind == "done" and self.keep_sampling:
@@ -886,6 +1078,13 @@ class MFSampler(_StudyCaches, BaseSampler):
             # of filling the storage with surplus trials; outside the lock, so other threads go on.
             time.sleep(min(_SURPLUS_BACKOFF_MAX_S, _SURPLUS_BACKOFF_S * 2.0 ** (self._surplus_streak - 2)))
 
+    def _lost_discovery(self, study: optuna.Study, trial: FrozenTrial, arm: int, seen: set[int]) -> bool:
+        """True when a lower-numbered trial that our decision did not see running took the same discovery arm."""
+        for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,)):
+            if t.number < trial.number and t.number not in seen and t.system_attrs.get(DISCOVERY) == arm:
+                return True
+        return False
+
     def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[int]) -> bool:
         """True when a lower-numbered trial that our replay did not see placed took the same pull."""
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,)):
@@ -903,7 +1102,9 @@ class MFSampler(_StudyCaches, BaseSampler):
     def after_trial(
         self, study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None
     ) -> None:
-        self._fallback.after_trial(study, trial, state, values)
+        for s in self._helpers():
+            s.after_trial(study, trial, state, values)
+        self._trial_arm.pop((_study_key(study), trial.number), None)
         attrs = trial.system_attrs
         fid = attrs.get(FIDELITY)
         if state == TrialState.COMPLETE and attrs.get(RESUMABLE) and isinstance(fid, int) and fid >= 0:

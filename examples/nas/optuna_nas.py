@@ -63,6 +63,7 @@ def make_mf_sampler_and_pruner(
         search_space=nc.optuna_space(),
         n_candidates=n_candidates,
         candidate_seed=seed,
+        proposer="sobol",  # the fixed candidates every method here searches (MFSampler's default: TPE proposals)
         delta=delta,
         sigma=sigma,
         seed=seed,
