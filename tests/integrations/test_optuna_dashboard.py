@@ -91,10 +91,16 @@ def test_the_dashboard_shows_why_each_trial_was_pruned(tmp_path: Path) -> None:
             seen += 1
             assert t["state"].lower() == "pruned"
             mine = pruned[t["number"]].user_attrs
-            for key in ("race:rung", "race:value", "race:bound", "race:incumbent_value", "race:incumbent_lower_bound",
-                        "race:bias_source", "race:reason"):  # fmt: skip
+            paused = bool(pruned[t["number"]].system_attrs.get("mf:paused"))
+            keys = ("race:rung", "race:value", "race:bound", "race:bias_source", "race:reason")
+            # a trial the anytime schedule paused says against which cut; one the rule stopped, which incumbent
+            keys += ("race:cut",) if paused else ("race:incumbent_value", "race:incumbent_lower_bound")
+            for key in keys:
                 assert attrs[key] == str(mine[key]), key
-            assert float(attrs["race:bound"]) < float(attrs["race:incumbent_lower_bound"])
+            if paused:
+                assert float(attrs["race:value"]) < float(attrs["race:cut"]) and "paused" in attrs["race:reason"]
+            else:
+                assert float(attrs["race:bound"]) < float(attrs["race:incumbent_lower_bound"])
         assert seen == len(pruned)
         study_attrs = {a["key"]: a["value"] for a in detail["user_attrs"]}
         cert = json.loads(study_attrs["race:certificate"])
