@@ -208,21 +208,17 @@ class CurveBoundFit:
 
     def ladder_index(self, fractions: Sequence[float] | None) -> int:
         """The canonical ladder a study's rungs (fractions of training below the top) are calibrated by: the
-        one with as many rungs and the nearest first rung (in log); with more rungs than any canonical ladder,
-        the one with the largest λ is used by :meth:`select` instead (``-1``). ``None``: the largest λ too."""
+        one whose first rung is nearest the study's (in log; its first rung is read by the first-rung model, the
+        others with their slope, as the study's are), provided it has at least as many rungs — joint coverage
+        over more rungs needs a larger λ. ``-1`` when none fits (more rungs than any canonical ladder from a
+        first rung that near, or ``None``): :meth:`select` then uses the largest λ over the canonical ladders."""
         if fractions is None:
             return -1
         fr = [float(f) for f in fractions if 0 < float(f) < 1]
         if not fr:
             return -1
-        same = [i for i, lad in enumerate(self.ladders) if len(lad) == len(fr)]
-        if not same:
-            more = [i for i, lad in enumerate(self.ladders) if len(lad) > len(fr)]
-            if not more:
-                return -1
-            n = min(len(self.ladders[i]) for i in more)
-            same = [i for i in more if len(self.ladders[i]) == n]
-        return min(same, key=lambda i: abs(math.log(self.ladders[i][0] / fr[0])))
+        i = min(range(len(self.ladders)), key=lambda j: abs(math.log(self.ladders[j][0] / fr[0])))
+        return i if len(self.ladders[i]) >= len(fr) else -1
 
     def select(
         self,
