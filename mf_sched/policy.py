@@ -941,9 +941,14 @@ class Policy(abc.ABC):
         cfg["noise"] = noise_from_dict(cfg["noise"])
         return cls(**cfg)
 
-    @staticmethod
-    def from_state_dict(state: Mapping[str, Any]) -> Policy:
-        """Rebuild any registered policy from :meth:`state_dict` output.
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any]) -> Policy:
+        """Rebuild a policy from :meth:`state_dict` output.
+
+        ``Policy.from_state_dict(state)`` rebuilds whichever registered policy saved ``state``; called on a
+        policy class (``get_policy("iise").from_state_dict(state)``) it also checks that ``state`` was saved by that
+        policy, and raises :class:`~mf_sched._serialize.StateFormatError` naming both otherwise (a state saved by
+        ``se`` is not silently returned as a SuccessiveElimination when an IISE was asked for).
 
         >>> from mf_sched import FidelityLadder, get_policy
         >>> p = get_policy("lucb1")(n_arms=4, ladder=FidelityLadder([1.0]), delta=0.1, seed=3)
@@ -952,9 +957,14 @@ class Policy(abc.ABC):
         >>> q = Policy.from_state_dict(p.state_dict())
         >>> q.ask() == p.ask()
         True
+        >>> get_policy("se").from_state_dict(p.state_dict())
+        Traceback (most recent call last):
+        ...
+        mf_sched._serialize.StateFormatError: the state was saved by policy 'lucb1' (LUCB1), not 'se' ...
         """
         from mf_sched.registry import canonical_name, get_policy
 
+        target = cls
         fmt = _serialize.StateFormatError
         if not isinstance(state, Mapping) or "policy" not in state:
             raise fmt("a policy state must be a mapping with a 'policy' name")
@@ -965,6 +975,16 @@ class Policy(abc.ABC):
             cls = None
         if cls is None:
             raise fmt(f"state is for policy {name!r}, which is not registered")
+        asked = target
+        if asked.name and canonical_name(asked.name) != canonical_name(name):
+            raise fmt(
+                f"the state was saved by policy {name!r} ({cls.__name__}), not {asked.name!r} ({asked.__name__}): "
+                f"load it with Policy.from_state_dict(state) or get_policy({name!r}).from_state_dict(state)"
+            )
+        if not asked.name and not issubclass(cls, asked):
+            raise fmt(f"the state was saved by policy {name!r} ({cls.__name__}), which is not a {asked.__name__}")
+        if asked.name and issubclass(asked, cls):
+            cls = asked  # a subclass of the registered policy (same name) is rebuilt as itself
         if "config" not in state:
             raise fmt("the state lacks the field(s) ['config']")
         cfg = _serialize.decode(state["config"])
