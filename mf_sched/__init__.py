@@ -33,7 +33,7 @@ from mf_sched.sim.bounds import (
     instance_tight_lower_bound,
     tight_lower_bound,
 )
-from mf_sched.sim.instance import AssumptionWarning, Instance, load_instance
+from mf_sched.sim.instance import AssumptionWarning, Instance, load_instance, published_instance, published_instances
 from mf_sched.sim.simulate import RunResult, Summary, policy_for, run_many, run_policy
 
 __version__ = "0.1.0"
@@ -65,6 +65,8 @@ __all__ = [
     "instance_tight_lower_bound",
     "list_policies",
     "load_instance",
+    "published_instance",
+    "published_instances",
     "policy_for",
     "register",
     "run_many",
