@@ -155,7 +155,9 @@ class _FiniteArms(_Arms):
             "noise": self._noise(),
             "seed": self._seed(),
         }
-        return build_policy(s.policy_name, problem, **s.policy_kwargs)
+        policy = build_policy(s.policy_name, problem, **s.policy_kwargs)
+        policy.stall_warning_pulls = None  # replayed at every decision; the study's n_trials bounds it
+        return policy
 
     def new_policy(self) -> Policy:
         assert self.search.candidates is not None  # ensure_space came first

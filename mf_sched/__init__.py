@@ -16,6 +16,7 @@ from mf_sched.noise import Bounded, NoiseModel, SubGaussian
 from mf_sched.policy import (
     DuplicateTellError,
     InvalidValueError,
+    NotStoppingWarning,
     Policy,
     PolicyError,
     Pull,
@@ -47,6 +48,7 @@ __all__ = [
     "InvalidValueError",
     "LowerBound",
     "NoiseModel",
+    "NotStoppingWarning",
     "Policy",
     "PolicyError",
     "Pull",
