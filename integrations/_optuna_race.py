@@ -6,8 +6,11 @@ so the cost is one pass over the trials. What is read from a trial:
 
 * its **rung values**: at rung ``m`` (step ``s_m``) the last intermediate value reported at a step ``≤ s_m``,
   provided the trial reached ``s_m`` (steps off the rungs count: what a pruner sees), plus its
-  ``mf:result`` at its fidelity (``finish``); values of FAIL trials count too (nothing a crashed worker stored
-  is lost); non-finite values are no evidence;
+  ``mf:result`` at its fidelity (``finish``); values of FAIL trials count too below the top rung (nothing a
+  crashed worker stored is lost), but a FAIL trial has no top-rung value even where it reported the last step:
+  its final result failed (the objective returned NaN or raised, or the worker died before it returned), so it
+  can neither be recommended nor stop others as the incumbent, and its configuration is evaluated again (up to
+  ``max_failures`` times); non-finite values are no evidence;
 * its **run**: with ``by="arm"`` (MFSampler) a configuration is one run across trials — a trial that resumes
   a configuration from its checkpoint continues its curve — and the lowest-numbered trial wins where two
   report the same rung; trials whose parameters are not a candidate (a discovery trial, a fallback trial)
@@ -124,6 +127,8 @@ def trial_rung_values(t: FrozenTrial, steps: np.ndarray) -> np.ndarray:
         top = steps.size - 1
         if not isinstance(fid, int) or fid < 0 or fid == top:
             out[top] = float(t.value)  # a trial that completed ran to the top
+    elif t.state == TrialState.FAIL:
+        out[-1] = np.nan  # it reported the top step but its result failed (NaN, an exception): no full-fidelity value
     return out
 
 
