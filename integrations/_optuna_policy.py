@@ -142,6 +142,16 @@ class _FiniteArms(_Arms):
             if t.distributions:
                 self.search.set_candidates(t.distributions)
                 return True
+        if any(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in trials):
+            # a trial ended without suggesting anything: the objective has no parameters, so one configuration
+            # (issue 24: the study never stopped, 60 trials of the same objective and no recommendation)
+            warnings.warn(
+                "MFSampler: the objective suggests no parameters (no trial.suggest_*): there is one configuration, "
+                "and the study stops once it has been evaluated",
+                stacklevel=4,
+            )
+            self.search.set_candidates({})
+            return True
         return False
 
     def _build(self, n_arms: int) -> Policy:

@@ -38,8 +38,10 @@ What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rul
   before the race is over, the best *estimated* final value from every rung's evidence, and the rung it
   rests on.
 * **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
-  processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a
-  configuration that failed ``max_failures`` times is dropped (and reported).
+  processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a FAIL trial
+  is never a full-fidelity result (it keeps its lower-rung values); a configuration that failed ``max_failures``
+  times is dropped (and reported), and when every one has, the study stops (a warning; ``reason="failed"``). An
+  objective without parameters is one configuration.
 * Other registered policies (``policy="iise-rungs"``, ``"iise"``, ``"sh"``, ``"hyperband"``, ``"mf-grad"``,
   ``"mf-gp-ucb"`` ...) need an explicit ladder with ζ: see :mod:`mf_sched.integrations._optuna_policy`.
 
@@ -214,7 +216,8 @@ class MFRecommendation:
         params: the recommended configuration (None while there is no answer).
         arm: its index in :attr:`MFSampler.candidates` (None for a configuration outside them).
         certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
-        reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``.
+        reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``, ``"failed"``
+            (every configuration failed ``max_failures`` times: no answer, the study stopped).
         delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
         full_fidelity_cost: every candidate once at the top fidelity;
         resources_spent: epochs (steps) actually trained, over all trials; full_fidelity_resources: candidates ×
@@ -386,6 +389,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._lock = threading.RLock()
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
+        self._warned_failed: set[tuple[int, int]] = set()  # studies in which every configuration failed (warned)
         self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
         self._probe = self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
 
@@ -429,7 +433,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         a = t.system_attrs.get(ARM)
         if isinstance(a, int) and self._search.candidates is not None and 0 <= a < len(self._search.candidates):
             return a
-        return self._search.arm_of_params(t.params) if t.params else None
+        return self._search.arm_of_params(t.params)
 
     def _sign(self, study: optuna.Study) -> float:
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
@@ -483,9 +487,19 @@ class MFSampler(_StudyCaches, BaseSampler):
         view = self._view(study, trials, exclude=trial.number)
         K = len(self._search.candidates)
         if view is None:  # the maximum resource is unknown: start candidates in order, at the top
-            started = {a for t in trials if t.number != trial.number and (a := self.arm_of(t)) is not None}
-            fresh = [a for a in range(K) if a not in started]
-            return (fresh[0], -1, seen, "pull") if fresh else (None, -1, seen, "surplus")
+            avail, busy, all_failed = self._unraced(trials, exclude=trial.number)
+            if avail:
+                return avail[0], -1, seen, "pull"
+            if busy:
+                return None, -1, seen, "surplus"
+            if not all_failed and not any(t.intermediate_values for t in trials):
+                return None, -1, seen, "explore"  # a black-box objective evaluated every candidate (see below)
+            # nothing completed, nothing left to start or running: the race cannot start (issue 24: every
+            # configuration failed, and the study used to go on with surplus trials for ever)
+            self._over.add(_study_key(study))
+            if all_failed:
+                self._warn_all_failed(study)
+            return None, -1, seen, "done"
         eng, top = view.engine, view.ladder.top
         codes, reached = eng.statuses(), eng.reached_all()  # arms are the engine's first K runs, in order
         live = (codes[:K] == RUNNING) & (reached[:K] < top)
@@ -501,12 +515,50 @@ class MFSampler(_StudyCaches, BaseSampler):
                 return int(fresh[0]), top, seen, "pull"
         if not live.any() and not view.busy:
             # a black-box objective (no trial.report) has no race: once every candidate is evaluated the fallback
-            # explores, as keep_sampling=True; a multi-fidelity study is over and stops
-            multi = any(t.intermediate_values for t in trials)
+            # explores, as keep_sampling=True; a multi-fidelity study is over and stops, and so does one in which
+            # every configuration failed max_failures times (nothing ended)
+            all_failed = not view.ended_count[:K].any()
+            multi = any(t.intermediate_values for t in trials) or all_failed
             if multi:
                 self._over.add(_study_key(study))
+            if all_failed:
+                self._warn_all_failed(study)
             return None, top, seen, "done" if multi else "explore"
         return None, top, seen, "surplus"
+
+    def _unraced(self, trials: Sequence[FrozenTrial], exclude: int | None) -> tuple[list[int], bool, bool]:
+        """Before the maximum resource is known (no trial has completed): ``(candidates to start, any busy, all
+        failed)`` — the candidates neither running (nor queued as a retry), ended nor failed ``max_failures`` times,
+        never-failed ones first (in order), then by their failures; whether a candidate is busy; and whether every
+        candidate has failed ``max_failures`` times."""
+        K = len(self._search.candidates or ())
+        busy, ended, failed = np.zeros(K, dtype=bool), np.zeros(K, dtype=bool), np.zeros(K, dtype=np.int64)
+        for t in trials:
+            if t.number == exclude or t.system_attrs.get(SURPLUS):
+                continue
+            a = self.arm_of(t)
+            if a is None:
+                continue
+            if t.state == TrialState.RUNNING or (t.state == TrialState.WAITING and t.system_attrs.get(ARM) is not None):
+                busy[a] = True
+            elif t.state == TrialState.FAIL:
+                failed[a] += 1
+            elif t.state != TrialState.WAITING:
+                ended[a] = True
+        ok = ~busy & ~ended & (failed < self.max_failures)
+        avail = sorted(np.flatnonzero(ok).tolist(), key=lambda a: failed[a])
+        return avail, bool(busy.any()), bool(K and (failed >= self.max_failures).all())
+
+    def _warn_all_failed(self, study: optuna.Study) -> None:
+        key = _study_key(study)
+        if key in self._warned_failed:
+            return
+        self._warned_failed.add(key)
+        warnings.warn(
+            f"MFSampler: every configuration failed {self.max_failures} times (max_failures): the race cannot go on "
+            "and the study stops with no answer; see why in the FAIL trials (study.trials, Optuna's log)",
+            stacklevel=4,
+        )
 
     def should_prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         """The decision MFPruner carries out when paired with this sampler (see the module docstring)."""
@@ -548,8 +600,9 @@ class MFSampler(_StudyCaches, BaseSampler):
             view = self._view(study, trials, exclude=None)
         spent = self._resources_spent(trials, view)
         if view is None:
-            return MFRecommendation(None, None, False, "in-progress", self.delta, 0.0, 0.0, spent, 0.0, False,
-                                    len(trials))  # fmt: skip
+            failed = self._search.candidates is not None and self._unraced(trials, exclude=None)[2]
+            return MFRecommendation(None, None, False, "failed" if failed else "in-progress", self.delta, 0.0, 0.0,
+                                    spent, 0.0, failed, len(trials))  # fmt: skip
         eng = view.engine
         K = len(self._search.candidates or [])
         live = bool(((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any())
@@ -567,6 +620,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         if done and cert.key is not None:
             key, rung, est = cert.key, view.ladder.top, cert.value
             reason = "identified" if cert.identified else "finished"
+        elif done:  # over, and no configuration reached the top: every one failed (or was abandoned) below it
+            key, rung, est, reason = None, None, None, "failed"
         else:
             key, rung, est = eng.best_estimate()
             reason = "in-progress"
@@ -777,6 +832,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         if not any(t.intermediate_values for t in trials):
             return  # a black-box objective: no race to end (see _race_decide)
         if not ((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any():
+            if not view.ended_count[: len(self._search.candidates or ())].any():
+                self._warn_all_failed(study)  # no candidate ended: each failed max_failures times
             self._stop(study)  # every candidate is stopped or at the top: the race is over (as GridSampler)
 
 

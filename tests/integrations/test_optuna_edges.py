@@ -76,3 +76,73 @@ def test_a_resumable_configuration_that_finishes_with_nan_is_never_recommended()
     assert rec.details["uncovered"] == [7] and not rec.certified
     top7 = [t for t in study.trials if t.params["x"] == 7 and t.system_attrs["mf:fidelity"] == 3]
     assert len(top7) == 3 and all(t.state == TrialState.FAIL for t in top7)
+
+
+# ------------------------------------------------------------------------------ 2. every configuration fails
+def always_fails(trial: optuna.Trial) -> float:
+    trial.suggest_categorical("x", range(8))
+    trial.report(0.1, 1)
+    raise RuntimeError("out of memory")
+
+
+@pytest.mark.parametrize("max_resource", [None, 27], ids=["inferred", "given"])
+def test_a_study_in_which_every_configuration_fails_stops_and_says_so(max_resource: int | None) -> None:
+    """It never stopped: after 60 s, 44 FAIL trials, all after the first 8 surplus, and "in-progress". Now every
+    configuration is tried max_failures = 3 times, then the study stops with a warning and the answer "failed"."""
+    sampler, study = zero_argument_study(max_resource=max_resource)
+    with pytest.warns(UserWarning, match=r"every configuration failed 3 times \(max_failures\)"):
+        study.optimize(always_fails, n_trials=200, catch=(RuntimeError,))
+    tries = [t.params["x"] for t in study.trials if not t.system_attrs.get("mf:surplus")]
+    assert sorted(tries) == sorted(list(range(8)) * 3) and len(study.trials) <= 8 * 3 + 1
+    rec = sampler.recommendation(study)
+    assert (rec.params, rec.reason, rec.done, rec.certified) == (None, "failed", True, False)
+    if max_resource is not None:
+        assert rec.details["uncovered"] == list(range(8))
+
+
+def test_configurations_that_fail_once_are_retried_and_the_race_goes_on() -> None:
+    """Every configuration fails its first try (before any trial completed, so the maximum resource is unknown):
+    each is started once, then tried again, and the race ends with the right answer."""
+    failures: dict[int, int] = {}
+
+    def fails_once(trial: optuna.Trial) -> float:
+        x = trial.suggest_categorical("x", list(range(4)))
+        if not failures.get(x):
+            failures[x] = 1
+            raise RuntimeError("a transient error")
+        for epoch in range(1, 10):
+            trial.report(accuracy(x, epoch), epoch)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return accuracy(x, 9)
+
+    sampler, study = zero_argument_study()
+    study.optimize(fails_once, n_trials=50, catch=(RuntimeError,))
+    rec = sampler.recommendation(study)
+    assert rec.done and rec.params == {"x": 3} and rec.details["uncovered"] == []
+    xs = [t.params["x"] for t in study.trials]
+    assert sorted(xs[:4]) == [0, 1, 2, 3] and [t.state for t in study.trials[:4]] == [TrialState.FAIL] * 4
+    assert sorted(xs[4:]) == [0, 1, 2, 3]  # each tried once more, no configuration twice meanwhile
+
+
+# ------------------------------------------------------------------------------ 3. an objective with no parameters
+def no_parameters(trial: optuna.Trial) -> float:
+    for step in range(1, 10):
+        trial.report(0.5, step)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return 0.5
+
+
+def test_an_objective_with_no_parameters_is_one_configuration() -> None:
+    """60 of 60 trials COMPLETE, recommendation None, no warning: the sampler waited for a search space that never
+    came. Now the one configuration is evaluated once, the study stops and the answer is it ({})."""
+    sampler, study = zero_argument_study()
+    with pytest.warns(UserWarning, match="the objective suggests no parameters"):
+        study.optimize(no_parameters, n_trials=60)
+    rec = sampler.recommendation(study)
+    assert len(study.trials) == 1 and rec.done and rec.certified and rec.params == {} and rec.arm == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        study.optimize(no_parameters, n_trials=5)  # the race is over: a later optimize stops at once, quietly
+    assert len(study.trials) == 2 and study.trials[1].system_attrs.get("mf:surplus")
