@@ -906,6 +906,8 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         check_count("n_trials", n_trials, 1, allow_none=True)
         self.n_trials = n_trials
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
+        self._steps_seen: dict[tuple[tuple[int, int], int], tuple[int, Any]] = {}  # (study, trial) -> (n, last step)
+        self._warned_order: set[tuple[int, int]] = set()  # studies warned about decreasing steps
         self._kw = dict(delta=self.delta, n_arms=n_trials, bias=bias, eta=eta)
         if rule == "iise":
             RungEliminator(self.ladder, sigma=0.05 if self.sigma is None else self.sigma, **self._kw)  # validate
@@ -943,7 +945,32 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
             eng.report_many(keys, np.array(rows), index=index)
         return eng
 
+    def _check_step_order(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Warn (once per study) when a trial reports a step below one it reported before (issue 24: steps in
+        decreasing order were read as a trial at the top from its first report, and nothing said so). Tracked per
+        process — the pruner runs in the worker that reports — since storages may return the steps sorted."""
+        iv = trial.intermediate_values
+        if not iv:
+            return
+        key = (_study_key(study), trial.number)
+        n, top = len(iv), trial.last_step
+        before = self._steps_seen.get(key)
+        if len(self._steps_seen) > 10_000:
+            self._steps_seen.clear()
+        self._steps_seen[key] = (n, top)
+        if before is None or n <= before[0] or top != before[1] or _study_key(study) in self._warned_order:
+            return
+        self._warned_order.add(_study_key(study))
+        low = min(s for s in iv if s < top)  # type: ignore[operator]
+        warnings.warn(
+            f"trial {trial.number} reported step {low} after step {top}: MFPruner reads the step as the resource "
+            "trained so far (e.g. the epoch), which must increase; it takes a trial to be at its largest step and "
+            "cannot prune one that counts down. Report trial.report(value, epoch) with epoch = 1, 2, 3, ...",
+            stacklevel=4,  # the objective's trial.should_prune()
+        )
+
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
+        self._check_step_order(study, trial)
         sampler = study.sampler
         if isinstance(sampler, MFSampler) and not sampler.dynamic_space and not sampler.continuous:
             return sampler.should_prune(study, trial)

@@ -146,3 +146,47 @@ def test_an_objective_with_no_parameters_is_one_configuration() -> None:
         warnings.simplefilter("error")
         study.optimize(no_parameters, n_trials=5)  # the race is over: a later optimize stops at once, quietly
     assert len(study.trials) == 2 and study.trials[1].system_attrs.get("mf:surplus")
+
+
+# ------------------------------------------------------------------------------ 5. steps in decreasing order
+def counts_down(trial: optuna.Trial) -> float:
+    """The README's objective reporting the epochs left (27, 26, ..., 1) instead of the epoch."""
+    x = trial.suggest_categorical("x", list(range(8)))
+    acc = 0.0
+    for epoch in range(1, 28):
+        acc = accuracy(x, epoch)
+        trial.report(acc, 28 - epoch)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return acc
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite"])
+@pytest.mark.parametrize("paired", [True, False], ids=["MFSampler", "RandomSampler"])
+def test_steps_reported_in_decreasing_order_are_named(storage: str, paired: bool, tmp_path) -> None:
+    """They pruned nothing and warned nothing (a trial looked finished from its first report). Now a warning
+    names the trial and the steps, once per study, at the objective's should_prune() (SQLite returns the steps
+    sorted, so the order is tracked as the trial reports)."""
+    url = None if storage == "memory" else f"sqlite:///{tmp_path / 'steps.db'}"
+    sampler = MFSampler(seed=0) if paired else optuna.samplers.RandomSampler(seed=0)
+    study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner(), storage=url)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study.optimize(counts_down, n_trials=8)
+    order = [w for w in caught if "reported step" in str(w.message)]
+    assert len(order) == 1 and "trial 0 reported step 26 after step 27" in str(order[0].message)
+    assert order[0].filename == __file__ and "epoch = 1, 2, 3" in str(order[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = optuna.create_study(direction="maximize", sampler=MFSampler(seed=0), pruner=MFPruner())
+        quiet.optimize(_increasing, n_trials=3)  # increasing steps, with gaps and repeated should_prune: no warning
+
+
+def _increasing(trial: optuna.Trial) -> float:
+    x = trial.suggest_categorical("x", list(range(8)))
+    for epoch in (1, 2, 5, 9):
+        trial.report(accuracy(x, epoch), epoch)
+        trial.should_prune()
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return accuracy(x, 9)
