@@ -35,7 +35,7 @@ import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import RaceBias
+from mf_sched.race import RaceBias, metric_family
 from mf_sched.rungs import RungEliminator
 
 from ._common import RungArgs, auto_race_bias, default_sigma
@@ -44,6 +44,7 @@ ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:resul
 PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
 RESUMABLE = "mf:resumable"  # train_to() was called: the objective trains to the given resource, resuming
 SURPLUS = "mf:surplus"  # nothing was left to evaluate when the trial started: it is pruned at once
+PRUNED_PRIOR = "mf:pruned_prior"  # the metric family of the shipped ζ⁺ prior a pruned trial was stopped under
 
 __all__ = ["RaceView", "TrialCache", "race_view", "step_offset", "max_resource_of", "trial_rung_values"]
 
@@ -148,6 +149,10 @@ class RaceView:
     busy_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per key, in order
     ended_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # COMPLETE/PRUNED trials
     failed_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # FAIL trials
+    #: the metric family of the shipped ζ⁺ prior in use ("unit", "loss", "none"); None when ζ⁺ was given
+    family: str | None = None
+    #: runs with a trial pruned under a prior family that no longer fits the values: evaluated again
+    revoked: list[Any] = field(default_factory=list)
 
     @property
     def ended(self) -> collections.Counter:
@@ -185,6 +190,7 @@ class _Parsed:
     surplus: bool
     skip: bool  # a trial outside the candidates with nothing reported: no run
     duration: float  # seconds from start to completion (0 while running)
+    prior: str | None = None  # PRUNED trials: the prior family it was pruned under (PRUNED_PRIOR), if recorded
 
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -195,9 +201,11 @@ def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], in
     attrs = t.system_attrs
     skip = isinstance(k, str) and not (t.intermediate_values or t.state == TrialState.COMPLETE)
     dur = (t.datetime_complete - t.datetime_start).total_seconds() if t.datetime_complete and t.datetime_start else 0.0
+    prior = attrs.get(PRUNED_PRIOR) if t.state == TrialState.PRUNED else None
     return _Parsed(
-        k, t.state, trial_rung_values(t, steps), bool(attrs.get(RESUMABLE)), bool(attrs.get(SURPLUS)), skip, dur
-    )
+        k, t.state, trial_rung_values(t, steps), bool(attrs.get(RESUMABLE)), bool(attrs.get(SURPLUS)), skip, dur,
+        prior if isinstance(prior, str) else None,
+    )  # fmt: skip
 
 
 class TrialCache:
@@ -232,6 +240,7 @@ class TrialCache:
         self.values = np.zeros((0, 0))
         self.row_ids = np.zeros(0, dtype=np.int64)
         self.states = np.zeros(0, dtype=np.int64)
+        self.priors: list[str | None] = []  # per row of `values`: the prior family a pruned trial was stopped under
         self.resumable = False
         self.layout: tuple[Any, ...] | None = None
 
@@ -304,6 +313,7 @@ def race_view(
     values: list[np.ndarray] = []
     row_ids: list[int] = []
     states: list[int] = []  # 0 running (and not `exclude`), 1 ended (COMPLETE/PRUNED), 2 failed, 3 deciding now
+    priors: list[str | None] = []  # the prior family each PRUNED trial was stopped under (None: not recorded)
     snapshot = None  # the state after the leading run of finished trials, to fold into the cache
 
     def take_snapshot(pos: int) -> tuple[Any, ...]:
@@ -331,6 +341,7 @@ def race_view(
                 view.foreign[k] = t.number
         values.append(p.values)
         row_ids.append(r)
+        priors.append(p.prior)
         if st == TrialState.WAITING:
             states.append(0)  # a retry of a failed trial (RetryHeartbeatStaleTrialCallback copies its pull), queued
         elif st == TrialState.RUNNING:
@@ -359,11 +370,24 @@ def race_view(
             V = np.concatenate([c.values, V])
             R = np.concatenate([c.row_ids, R])
             S = np.concatenate([c.states, S])
+            priors = c.priors + priors
         pos, c.keys, c.rows, c.index, c.foreign, n_new, c.resumable = snapshot  # type: ignore[misc]
         upto = len(c.row_ids) + n_new
         c.values, c.row_ids, c.states, c.prefix = V[:upto], R[:upto], S[:upto], pos
+        c.priors = priors[:upto]
     view.n_trials = len(trials)
     n = len(keys)
+    raw_all = V[~np.isnan(V)]
+    mode = "max" if sign > 0 else "min"
+    if race_bias is None:
+        view.family = metric_family(raw_all, mode) or "none"
+        # a trial MFPruner stopped under the prior of another metric family (the values have since left that
+        # family's range, e.g. a loss that went below 0): that decision no longer holds, so the trial counts as
+        # failed and its configuration is evaluated again (issue 24)
+        gone = np.array([p is not None and p != view.family for p in priors], dtype=bool)
+        if gone.any():
+            S = np.where(gone & (S == 1), 2, S)
+            view.revoked = [keys[i] for i in np.unique(R[gone]).tolist()]
     merged = np.full((n, M), np.nan)
     for m in range(M):  # the lowest-numbered trial's value wins where two report the same run and rung
         ok = ~np.isnan(V[:, m])
@@ -374,9 +398,7 @@ def race_view(
     failed = np.bincount(R[S == 2], minlength=n)
     view.busy = {keys[i] for i in np.flatnonzero(busy).tolist()}
     view.busy_mask, view.ended_count, view.failed_count = busy, ended, failed
-    raw_all = V[~np.isnan(V)]
     s = sigma if sigma is not None else default_sigma(raw_all)
-    mode = "max" if sign > 0 else "min"
     bias = race_bias if race_bias is not None else auto_race_bias(ladder, raw_all, mode)
     eng = RungEliminator(
         ladder, delta=delta, sigma=s, n_arms=None if arm_of is None else max(1, n), rule="race",

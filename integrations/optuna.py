@@ -83,6 +83,7 @@ from ._optuna_policy import arms_for, decide_with_policy, replay_policy
 from ._optuna_race import (
     ARM,
     FIDELITY,
+    PRUNED_PRIOR,
     PRUNED_RUNG,
     REPLICA,
     RESULT,
@@ -390,6 +391,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
         self._warned_failed: set[tuple[int, int]] = set()  # studies in which every configuration failed (warned)
+        self._warned_revoked: set[tuple[tuple[int, int], Any]] = set()  # (study, run) pruned under a prior now gone
         self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
         self._probe = self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
 
@@ -454,6 +456,16 @@ class MFSampler(_StudyCaches, BaseSampler):
             max_failures=self.max_failures, refine=bias is None, order=self.order, cache=cache,
             stale_after=self._stale_seconds(cache), now=datetime.datetime.now(),
         )  # fmt: skip
+        for key in view.revoked:
+            if (_study_key(study), key) not in self._warned_revoked:
+                self._warned_revoked.add((_study_key(study), key))
+                warnings.warn(
+                    f"configuration {self._params_of(key, trials)} was pruned under the shipped ζ⁺ prior of another "
+                    f"metric family, which no longer fits the values reported (now: {view.family!r}; e.g. a loss that "
+                    "went below 0): that decision no longer holds, so MFSampler evaluates it again. Pass race_bias= "
+                    "(mf_sched.curves.calibration.calibrate_race) if you know how much your metric can still improve",
+                    stacklevel=3,
+                )
         for number in view.stale:
             if number not in self._warned_stale:
                 self._warned_stale.add(number)
@@ -575,6 +587,11 @@ class MFSampler(_StudyCaches, BaseSampler):
                 if key not in view.engine or view.engine.status(key) != "stopped":
                     return False
                 rung = view.engine.stop_rung(key)
+                if view.family is not None:  # pruned under the shipped prior of this metric family
+                    try:
+                        study._storage.set_trial_system_attr(trial._trial_id, PRUNED_PRIOR, view.family)
+                    except Exception:  # pragma: no cover - a finished trial cannot be annotated
+                        pass
             else:
                 fid = trial.system_attrs.get(FIDELITY)
                 lad = self.ladder

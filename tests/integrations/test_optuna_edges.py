@@ -190,3 +190,43 @@ def _increasing(trial: optuna.Trial) -> float:
         if trial.should_prune():
             raise optuna.TrialPruned()
     return accuracy(x, 9)
+
+
+# ------------------------------------------------------------------------------ 7. a loss that goes below 0
+BASE = {3: 0.3, 7: 1.0, 5: 0.6, 0: -0.2, 1: 0.1, 2: 0.2, 4: 0.4, 6: 0.8}  # configuration 0 ends below 0
+
+
+def negative_in_the_end(trial: optuna.Trial) -> float:
+    """A validation loss (minimised) that stays positive until the best configuration goes below 0 late in its
+    training (a negative log-likelihood, a loss with a baseline subtracted)."""
+    x = trial.suggest_categorical("x", list(BASE))
+    v = 0.0
+    for epoch in range(1, 28):
+        v = 1.5 * math.exp(-epoch / 5) + BASE[x]
+        trial.report(v, epoch)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return v
+
+
+@pytest.mark.parametrize("storage", ["memory", "sqlite"])
+def test_a_trial_pruned_under_a_prior_that_no_longer_fits_is_evaluated_again(storage: str, tmp_path) -> None:
+    """Configurations 7 and 5 were pruned at epoch 9 under the 'loss' prior (a relative bound that assumes a loss
+    >= 0); when configuration 0 went below 0 the prior switched to "no bound", and they stayed pruned, silently
+    outside the answer. Now the decision is revoked: a warning names them and they are evaluated again."""
+    url = None if storage == "memory" else f"sqlite:///{tmp_path / 'loss.db'}"
+    sampler = MFSampler(seed=0)
+    study = optuna.create_study(direction="minimize", sampler=sampler, pruner=MFPruner(), storage=url)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        study.optimize(negative_in_the_end, n_trials=40)
+    pruned = [t for t in study.trials if t.state == TrialState.PRUNED]
+    assert {t.params["x"] for t in pruned} == {7, 5}  # under the loss prior, before any value went below 0
+    assert all(t.system_attrs["mf:pruned_prior"] == "loss" for t in pruned)
+    revoked = sorted(str(w.message).split("}")[0] for w in caught if "no longer fits" in str(w.message))
+    assert revoked == ["configuration {'x': 5", "configuration {'x': 7"]
+    again = [t for t in study.trials if t.params["x"] in (5, 7) and t.state == TrialState.COMPLETE]
+    assert len(again) == 2  # evaluated again, to the end (no prior fits a loss below 0: nothing is stopped)
+    rec = sampler.recommendation(study)
+    assert rec.done and rec.params == {"x": 0} and rec.details["uncovered"] == []
+    assert rec.details["bias_source"].startswith("none")
