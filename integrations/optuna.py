@@ -738,6 +738,24 @@ class MFSampler(_StudyCaches, BaseSampler):
             pass
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        # Optuna starts a trial's heartbeat only after the sampler has decided (study.ask() returns): a worker
+        # killed while MFSampler decides left a RUNNING trial with no heartbeat that nothing ever failed (issue 24).
+        # Record one now, so that the heartbeat fails such a trial after its grace period like any other.
+        storage = study._storage
+        if getattr(storage, "get_heartbeat_interval", lambda: None)() is not None:
+            storage.record_heartbeat(trial._trial_id)  # type: ignore[attr-defined]
+        try:
+            self._before_trial(study, trial)
+        except BaseException:
+            # an error or Ctrl-C while deciding: Optuna never gets the trial back to end it (study.ask() raised),
+            # so fail it here, as Optuna fails a trial whose objective is interrupted, and let the error go on
+            try:
+                storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+            except Exception:  # pragma: no cover - the storage itself is failing: the heartbeat will end it
+                pass
+            raise
+
+    def _before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._fallback.before_trial(study, trial)
         if len(study.directions) > 1:
             return  # sample_* raise the error: MFSampler is single-objective

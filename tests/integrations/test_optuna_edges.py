@@ -230,3 +230,91 @@ def test_a_trial_pruned_under_a_prior_that_no_longer_fits_is_evaluated_again(sto
     rec = sampler.recommendation(study)
     assert rec.done and rec.params == {"x": 0} and rec.details["uncovered"] == []
     assert rec.details["bias_source"].startswith("none")
+
+
+# ------------------------------------------------------------------------------ 6. killed while the sampler decides
+def quick(trial: optuna.Trial) -> float:
+    x = trial.suggest_categorical("x", list(range(8)))
+    for epoch in range(1, 10):
+        trial.report(accuracy(x, epoch), epoch)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return accuracy(x, 9)
+
+
+def dies_while_deciding(url: str, name: str, at: int) -> None:
+    """A worker process that is SIGKILLed while MFSampler decides its trial number ``at``."""
+    import os
+    import signal
+
+    import mf_sched.integrations.optuna as mfo
+
+    decide = mfo.MFSampler._race_decide
+
+    def killed(self, study, trial):  # type: ignore[no-untyped-def]
+        if trial.number == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return decide(self, study, trial)
+
+    mfo.MFSampler._race_decide = killed  # type: ignore[method-assign]
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.simplefilter("ignore")
+    storage = mfo.heartbeat_storage(url, heartbeat_interval=1, grace_period=2)
+    study = optuna.load_study(study_name=name, storage=storage, sampler=mfo.MFSampler(seed=0), pruner=MFPruner())
+    study.optimize(quick, n_trials=10)
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+@pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used with Study.optimize")
+@pytest.mark.parametrize("db", ["sqlite", "postgres"])
+def test_a_worker_killed_while_the_sampler_decides_leaves_no_trial_running_for_ever(db: str, tmp_path, request) -> None:
+    """SIGKILL while MFSampler decided left a RUNNING trial with no parameters and no heartbeat row: even with
+    heartbeat_storage nothing ever failed it (Optuna starts the heartbeat after the sampler). Now the sampler records
+    a heartbeat first: the next worker fails the dead trial after the grace period, and the race ends as usual."""
+    import multiprocessing as mp
+
+    from mf_sched.integrations.optuna import heartbeat_storage
+
+    url = f"sqlite:///{tmp_path / 'dies.db'}" if db == "sqlite" else request.getfixturevalue("postgres_url")
+    storage = heartbeat_storage(url, heartbeat_interval=1, grace_period=2)
+    optuna.create_study(study_name="dies", storage=storage, direction="maximize")
+    p = mp.get_context("spawn").Process(target=dies_while_deciding, args=(url, "dies", 2))
+    p.start()
+    p.join(120)
+    assert p.exitcode == -9  # killed in the middle of the decision of trial 2
+    study = optuna.load_study(study_name="dies", storage=storage, sampler=MFSampler(seed=1), pruner=MFPruner())
+    dead = study.get_trials(deepcopy=False)[2]
+    assert dead.state == TrialState.RUNNING and dead.params == {}  # what the killed worker left
+    import time
+
+    time.sleep(3)  # past the grace period
+    study.optimize(quick, n_trials=30)
+    trials = study.get_trials(deepcopy=False)
+    assert trials[2].state == TrialState.FAIL  # the heartbeat failed it
+    assert not [t.number for t in trials if t.state == TrialState.RUNNING]
+    rec = study.sampler.recommendation(study)  # type: ignore[attr-defined]
+    assert rec.done and rec.params == {"x": 7}
+
+
+def test_ctrl_c_while_the_sampler_decides_fails_the_trial(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or any error) while MFSampler decided left the trial RUNNING: study.ask() raised, so Optuna never got
+    it back to end it. Now it is failed, as Optuna fails a trial whose objective is interrupted."""
+    import mf_sched.integrations.optuna as mfo
+
+    decide = mfo.MFSampler._race_decide
+    calls = []
+
+    def interrupted(self, study, trial):  # type: ignore[no-untyped-def]
+        calls.append(trial.number)
+        if trial.number == 3:
+            raise KeyboardInterrupt
+        return decide(self, study, trial)
+
+    monkeypatch.setattr(mfo.MFSampler, "_race_decide", interrupted)
+    sampler, study = zero_argument_study()
+    with pytest.raises(KeyboardInterrupt):
+        study.optimize(quick, n_trials=30)
+    assert [t.state for t in study.trials][3] == TrialState.FAIL and study.trials[3].params == {}
+    monkeypatch.setattr(mfo.MFSampler, "_race_decide", decide)
+    study.optimize(quick, n_trials=30)  # the race goes on and ends: nothing is held by the interrupted trial
+    assert sampler.recommendation(study).params == {"x": 7}
