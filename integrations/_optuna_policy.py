@@ -331,11 +331,11 @@ def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, 
 
 def decide_with_policy(
     self: MFSampler, study: optuna.Study, trial: FrozenTrial
-) -> tuple[int | None, int, set[int], bool]:
+) -> tuple[int | None, int, set[Any], bool]:
     """The (arm, fidelity) of a new trial: the policy's next pull; a replica of a running pull at a barrier
     (last flag True); the recommended arm at the top once (when done); then None (the fallback explores)."""
     policy, _, running = replay_policy(self, study)
-    seen = set(running)
+    seen = {(n, p.arm, p.fidelity) for n, p in running.items()}  # the claims this decision saw
     if policy is None:  # the search space is not known yet: a cheap discovery trial
         return None, 0, seen, False
     arm, fid, replica = self._arms.place(study, trial, policy, running)

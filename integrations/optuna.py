@@ -59,6 +59,7 @@ from __future__ import annotations
 import copy
 import datetime
 import math
+import random
 import threading
 import time
 import warnings
@@ -195,6 +196,22 @@ def finish(trial: optuna.trial.Trial, value: float) -> float:
 
 def _study_key(study: optuna.Study) -> tuple[int, int]:
     return id(study._storage), study._study_id
+
+
+_LIVE = (TrialState.RUNNING, TrialState.WAITING)
+_CLAIMED = (TrialState.RUNNING, TrialState.WAITING, TrialState.COMPLETE, TrialState.PRUNED)
+
+
+def _claims_seen(trials: Sequence[FrozenTrial], number: int, states: Sequence[TrialState] = _LIVE) -> set[Any]:
+    """The claims — ``(trial number, arm, fidelity)`` — of the other trials in ``states`` that a decision taken on
+    ``trials`` sees: by default RUNNING ones and WAITING retries that carry the failed trial's pull. A RUNNING trial
+    whose worker is still deciding (or deciding again, after a clash) has no claim yet, or another one, and is not
+    covered by it."""
+    return {
+        (t.number, t.system_attrs.get(ARM), t.system_attrs.get(FIDELITY))
+        for t in trials
+        if t.number != number and t.state in states and t.system_attrs.get(ARM) is not None
+    }
 
 
 def _crossed_rung(t: FrozenTrial, steps: np.ndarray) -> bool:
@@ -393,6 +410,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._warned_failed: set[tuple[int, int]] = set()  # studies in which every configuration failed (warned)
         self._warned_revoked: set[tuple[tuple[int, int], Any]] = set()  # (study, run) pruned under a prior now gone
         self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
+        self._claim_rng = random.Random()  # the pause before deciding again after a clash with another worker
         self._probe = self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
 
     @property
@@ -485,14 +503,15 @@ class MFSampler(_StudyCaches, BaseSampler):
             return max(600.0, 10.0 * cache.max_duration) if cache.max_duration > 0 else None
         return float(self.stale_after)
 
-    def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], str]:
-        """(arm, fidelity, trials seen running, kind): kind ``"pull"``, ``"surplus"`` (nothing to hand out while
-        others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every candidate:
-        the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first one)."""
+    def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[Any], str]:
+        """(arm, fidelity, claims seen (:func:`_claims_seen`), kind): kind ``"pull"``, ``"surplus"`` (nothing to hand
+        out while others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every
+        candidate: the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first
+        one)."""
         if _study_key(study) in self._over:  # the race is over: no replay (the study is being stopped)
             return None, -1, set(), "done"
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        seen = {t.number for t in trials if t.state == TrialState.RUNNING and t.number != trial.number}
+        seen = _claims_seen(trials, trial.number, _CLAIMED)
         if not self._arms.ensure_space(trials) or self._search.candidates is None:
             lad, _ = self.study_ladder(study, trials)
             return None, -1 if lad is None else lad.top, seen, "discovery"
@@ -816,17 +835,31 @@ class MFSampler(_StudyCaches, BaseSampler):
                     return
                 if arm is None or not self._lost_race(study, trial, arm, fid, seen):
                     return
+                self._set(study, trial, None, fid)  # withdraw the claim, then decide again (after a short pause)
+                time.sleep(self._claim_rng.uniform(0.0, 0.01))
+            else:  # four decisions in a row taken at the same time as another worker's: take nothing this time
+                study._storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
+                self._surplus_streak += 1
         if self._surplus_streak > 1:
             # nothing to hand out again: another worker holds every open configuration (a slow trial, or a dead
             # one that stale_after or the heartbeat has not yet freed). Back off (50 ms doubling to 2 s) instead
             # of filling the storage with surplus trials; outside the lock, so other threads go on.
             time.sleep(min(_SURPLUS_BACKOFF_MAX_S, _SURPLUS_BACKOFF_S * 2.0 ** (self._surplus_streak - 2)))
 
-    def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[int]) -> bool:
-        """True when a lower-numbered trial that our replay did not see placed took the same pull."""
-        for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,)):
-            if t.number < trial.number and t.number not in seen:
-                if t.system_attrs.get(ARM) == arm and t.system_attrs.get(FIDELITY) == fid:
+    def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[Any]) -> bool:
+        """True when another trial — lower- or higher-numbered — claimed the same pull without our decision having
+        seen that claim (``seen``: the claims visible when we decided, :func:`_claims_seen`), so that both may have
+        decided at once. Every worker writes its claim before it checks, so of two such trials at least one sees the
+        other's claim and withdraws: a pull is never kept by both (issue 24: the check used to look at lower-numbered
+        trials only and skip any trial that was RUNNING when we decided, even one still deciding, with no claim yet —
+        then two journal-file workers each trained the same configuration to the top). Both may withdraw (each then
+        decides again, after a short random pause). Racing hands a pull out once, so a trial that took it and has
+        already ended (COMPLETE or PRUNED: a fast one, while our claim was being written) counts as well; the other
+        policies may repeat a pull, and only trials that hold theirs (RUNNING, WAITING) count."""
+        states = _CLAIMED if self.race else _LIVE
+        for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=states):
+            if t.number != trial.number and t.system_attrs.get(ARM) == arm and t.system_attrs.get(FIDELITY) == fid:
+                if (t.number, arm, fid) not in seen:
                     return True
         return False
 
