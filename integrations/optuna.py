@@ -855,12 +855,18 @@ class MFSampler(_StudyCaches, BaseSampler):
         then two journal-file workers each trained the same configuration to the top). Both may withdraw (each then
         decides again, after a short random pause). Racing hands a pull out once, so a trial that took it and has
         already ended (COMPLETE or PRUNED: a fast one, while our claim was being written) counts as well; the other
-        policies may repeat a pull, and only trials that hold theirs (RUNNING, WAITING) count."""
+        policies may repeat a pull, and only trials that hold theirs (RUNNING, WAITING) count. Racing runs one trial
+        per configuration at a time, so there a claim on the same configuration at another fidelity clashes too (a
+        journal-file run had trained a configuration to the top twice, claimed once as "the top, not known yet" and
+        once as the top rung)."""
         states = _CLAIMED if self.race else _LIVE
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=states):
-            if t.number != trial.number and t.system_attrs.get(ARM) == arm and t.system_attrs.get(FIDELITY) == fid:
-                if (t.number, arm, fid) not in seen:
-                    return True
+            if t.number == trial.number or t.system_attrs.get(ARM) != arm:
+                continue
+            other = t.system_attrs.get(FIDELITY)
+            # racing: one trial at a time per configuration, whatever the fidelity (-1: "the top, not known yet")
+            if (self.race or other == fid) and (t.number, arm, other) not in seen:
+                return True
         return False
 
     def sample_independent(

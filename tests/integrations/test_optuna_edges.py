@@ -321,22 +321,26 @@ def test_ctrl_c_while_the_sampler_decides_fails_the_trial(monkeypatch: pytest.Mo
 
 
 # ------------------------------------------------------------------------------ 9. two workers, one decision
-@pytest.mark.parametrize("b_ends", [False, True], ids=["B-running", "B-ended"])
-def test_two_workers_deciding_at_once_never_keep_the_same_configuration(b_ends: bool) -> None:
+@pytest.mark.parametrize(
+    "b_ends, a_top", [(False, 9), (True, 9), (False, None)], ids=["B-running", "B-ended", "A-top-unknown"]
+)
+def test_two_workers_deciding_at_once_never_keep_the_same_configuration(b_ends: bool, a_top: int | None) -> None:
     """One journal-file run in 21 (3 processes) trained a configuration to the top twice. Not the documented surplus
     (a surplus trial is pruned at its first report): a race between two workers' decisions. Worker B replayed the
     study while worker A's trial was RUNNING but still deciding (no claim yet), took the same configuration, and
     checked before A wrote its claim; A then checked lower-numbered trials only — or RUNNING ones only, when B's
-    trial had already ended (``B-ended``). Replayed here step by step, with two samplers (two processes) on one
-    storage."""
+    trial had already ended (``B-ended``), or that claimed the configuration at another fidelity (``A-top-unknown``: A
+    did not know the maximum resource yet and claimed "the top" as -1, B claimed the top rung). Replayed here step
+    by step, with two samplers (two processes) on one storage."""
     import mf_sched.integrations.optuna as mfo
 
     storage = optuna.storages.InMemoryStorage()
     space = {"x": list(range(8))}
-    study_a = optuna.create_study(storage=storage, study_name="s", direction="maximize",
-                                  sampler=MFSampler(search_space=space, max_resource=9), pruner=MFPruner())  # fmt: skip
-    study_b = optuna.load_study(storage=storage, study_name="s",
-                                sampler=MFSampler(search_space=space, max_resource=9), pruner=MFPruner())  # fmt: skip
+    sampler_a = MFSampler(search_space=space, max_resource=a_top)
+    sampler_b = MFSampler(search_space=space, max_resource=9)
+    study_a = optuna.create_study(storage=storage, study_name="s", direction="maximize", sampler=sampler_a,
+                                  pruner=MFPruner())  # fmt: skip
+    study_b = optuna.load_study(storage=storage, study_name="s", sampler=sampler_b, pruner=MFPruner())
     decide = mfo.MFSampler._race_decide
     order: list[str] = []
 
@@ -354,7 +358,6 @@ def test_two_workers_deciding_at_once_never_keep_the_same_configuration(b_ends: 
             storage.set_trial_state_values(b_id, TrialState.PRUNED)
         return out  # then A writes its claim and checks
 
-    sampler_a = study_a.sampler
     sampler_a._race_decide = a_decides.__get__(sampler_a)  # type: ignore[method-assign]
     a = study_a.ask()
     del sampler_a._race_decide
