@@ -202,6 +202,27 @@ _LIVE = (TrialState.RUNNING, TrialState.WAITING)
 _CLAIMED = (TrialState.RUNNING, TrialState.WAITING, TrialState.COMPLETE, TrialState.PRUNED)
 
 
+def _decision_heartbeat(storage: Any, trial_id: int) -> threading.Event | None:
+    """Record the trial's heartbeat now and every heartbeat interval until the returned event is set (None, and
+    nothing done, when the storage has no heartbeat). ``record_heartbeat`` / ``get_heartbeat_interval`` are the
+    storage's public heartbeat methods; Optuna's own heartbeat thread is private (``optuna.storages._heartbeat``)."""
+    interval = getattr(storage, "get_heartbeat_interval", lambda: None)()
+    if interval is None:
+        return None
+    storage.record_heartbeat(trial_id)
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(interval):
+            try:
+                storage.record_heartbeat(trial_id)
+            except Exception:  # pragma: no cover - the storage is failing: the trial will be taken as dead
+                return
+
+    threading.Thread(target=beat, name=f"mf-sched decision heartbeat {trial_id}", daemon=True).start()
+    return done
+
+
 def _claims_seen(trials: Sequence[FrozenTrial], number: int, states: Sequence[TrialState] = _LIVE) -> set[Any]:
     """The claims — ``(trial number, arm, fidelity)`` — of the other trials in ``states`` that a decision taken on
     ``trials`` sees: by default RUNNING ones and WAITING retries that carry the failed trial's pull. A RUNNING trial
@@ -759,10 +780,11 @@ class MFSampler(_StudyCaches, BaseSampler):
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         # Optuna starts a trial's heartbeat only after the sampler has decided (study.ask() returns): a worker
         # killed while MFSampler decides left a RUNNING trial with no heartbeat that nothing ever failed (issue 24).
-        # Record one now, so that the heartbeat fails such a trial after its grace period like any other.
+        # Beat from the start of the decision, so that the heartbeat fails such a trial after its grace period like
+        # any other, and keep beating while the decision lasts (a slow one, or the back-off's pause, must not be
+        # taken for a dead worker).
         storage = study._storage
-        if getattr(storage, "get_heartbeat_interval", lambda: None)() is not None:
-            storage.record_heartbeat(trial._trial_id)  # type: ignore[attr-defined]
+        beating = _decision_heartbeat(storage, trial._trial_id)
         try:
             self._before_trial(study, trial)
         except BaseException:
@@ -773,6 +795,9 @@ class MFSampler(_StudyCaches, BaseSampler):
             except Exception:  # pragma: no cover - the storage itself is failing: the heartbeat will end it
                 pass
             raise
+        finally:
+            if beating is not None:
+                beating.set()
 
     def _before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         self._fallback.before_trial(study, trial)

@@ -415,3 +415,36 @@ def test_three_journal_workers_never_train_a_configuration_to_the_top_twice(tmp_
         assert max(top.values()) == 1, f"run {run}: a configuration trained to the top twice: {dict(top)}"
         evaluated = collections.Counter(t.params["x"] for t in trials if not t.system_attrs.get("mf:surplus"))
         assert max(evaluated.values()) == 1, f"run {run}: a configuration evaluated twice: {dict(evaluated)}"
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+def test_a_slow_decision_is_not_taken_for_a_dead_worker(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the PostgreSQL soak (benchmarks/soak.py): with the decision's first heartbeat recorded and no more,
+    a decision (or the surplus back-off's pause) longer than the grace period let another worker fail the live trial,
+    and the worker then crashed on it. The heartbeat now beats for as long as the decision lasts."""
+    import threading
+    import time
+
+    import mf_sched.integrations.optuna as mfo
+
+    url = f"sqlite:///{tmp_path / 'slow.db'}"
+    storage = mfo.heartbeat_storage(url, heartbeat_interval=1, grace_period=2)
+    study = optuna.create_study(storage=storage, direction="maximize", sampler=MFSampler(seed=0), pruner=MFPruner())
+    study.optimize(quick, n_trials=2)
+    decide = mfo.MFSampler._race_decide
+
+    def slow(self, study, trial):  # type: ignore[no-untyped-def]
+        if trial.number == 2:
+            time.sleep(4.0)  # twice the grace period
+        return decide(self, study, trial)
+
+    def other_worker() -> None:  # what every other worker does before each of its trials
+        time.sleep(3.0)
+        optuna.storages.fail_stale_trials(optuna.load_study(study_name=study.study_name, storage=storage))
+
+    monkeypatch.setattr(mfo.MFSampler, "_race_decide", slow)
+    t = threading.Thread(target=other_worker)
+    t.start()
+    study.optimize(quick, n_trials=1)
+    t.join()
+    assert study.trials[2].state in (TrialState.COMPLETE, TrialState.PRUNED)  # not failed as a dead worker's
