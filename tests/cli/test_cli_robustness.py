@@ -156,6 +156,13 @@ def _group_alive(pgid: int) -> list[str]:
     return alive
 
 
+def _as_from_a_terminal() -> None:  # pragma: no cover - runs in the child, before exec
+    """The CLI as started from a terminal, where Ctrl-C interrupts it: SIGINT at its default action. A test run
+    started in the background (``make test &``, a CI runner) has SIGINT ignored, and its children inherit that: the
+    CLI would then never see the Ctrl-C the test sends (these tests timed out in such a run, passing alone)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _busy_workers(pgid: int, cpu_seconds: float) -> list[str]:
     """The group's multiprocessing workers (spawned: ``multiprocessing.spawn`` in their command line) that have
     used at least ``cpu_seconds`` of CPU time."""
@@ -182,7 +189,13 @@ def test_ctrl_c_stops_simulate_with_jobs(tied_file, target):
     cmd += ["--instance", tied_file, "--runs", "40", "--jobs", "2", "--max-pulls", "1000000000"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+        preexec_fn=_as_from_a_terminal,
     )
     try:
         # wait until both workers run their (endless) runs: each has used a CPU second (its start-up, imports
@@ -243,6 +256,7 @@ def test_ctrl_c_while_the_workers_start_is_not_lost(tied_file):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
         env=env,
     )
     try:
