@@ -3,7 +3,7 @@
 Every registered finite-armed policy whose objective is best-arm identification at a fixed confidence δ runs
 many times on
 
-* the published instances (``../shared/data/instances/*.json``, or ``$MF_SCHED_DATA/instances``), and
+* the published instances shipped with mf-sched (:func:`mf_sched.published_instances`), and
 * ``--random`` random instances (K = 3–6 arms, M = 2–3 fidelities, Gaussian noise; half of them with
   *adversarial* biases — the best arm low by ζ(m) at every cheap fidelity, the runner-up high by ζ(m), a
   closest gap of 0.05–0.15 — where a wrong ζ misleads the ζ-aware policies most; :func:`random_instance`),
@@ -46,7 +46,6 @@ import math
 import platform
 import sys
 import time
-import warnings
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -56,10 +55,10 @@ import numpy as np
 from scipy import stats
 
 from benchmarks._common import pyplot, save_figure, write_json
-from mf_sched import FidelityLadder, Instance, get_policy, list_policies, load_instance
+from mf_sched import FidelityLadder, Instance, get_policy, list_policies, published_instance
+from mf_sched import published_instances as list_published
 from mf_sched._parallel import process_pool
 from mf_sched._progress import Progress
-from mf_sched.curves.datasets import data_root
 from mf_sched.policies.iise import IISE
 from mf_sched.registry import build_policy
 from mf_sched.sim.iise_runner import run_iise_fast
@@ -135,16 +134,8 @@ def random_instance(i: int) -> Instance:
 
 
 def published_instances() -> dict[str, Instance]:
-    root = data_root()
-    out: dict[str, Instance] = {}
-    if root is None or not (root / "instances").is_dir():
-        return out
-    d = root / "instances"
-    for p in sorted(d.glob("*.json")):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out[p.stem] = load_instance(p, warn=False)
-    return out
+    """The published instances shipped with mf-sched (``mf_sched/data/instances``), by name."""
+    return {name: published_instance(name, warn=False) for name in list_published()}
 
 
 def scaled_ladder(ladder: FidelityLadder, factor: float) -> FidelityLadder:

@@ -1,6 +1,7 @@
 """Every issue-3 policy on the instances of Poiani et al. (2024), *Optimal Multi-Fidelity Best-Arm Identification*.
 
-Instances ``../shared/data/instances/poiani2024-{4x5,5x2,mu2,mu3,lucb-nonstop}.json``, Gaussian with the
+Instances ``poiani2024-{4x5,5x2,mu2,mu3,lucb-nonstop}`` (shipped with mf-sched, ``mf_sched/data/instances``),
+Gaussian with the
 σ given in each file, δ = 0.01. For every policy: mean cost ± 95% CI, error rate, certified rate, and the
 cost divided by the instance's lower bound — both Wang et al.'s Thm 3.1 bound (:mod:`mf_sched.sim.bounds`) and
 the tight characteristic-time bound ``C*·log(1/δ)`` of Poiani et al. 2024 (values computed with
@@ -39,10 +40,10 @@ from benchmarks._common import cost_columns, pyplot, save_figure, write_json
 from mf_sched import run_many
 from mf_sched.policies.iise import check_assumption1
 from mf_sched.sim.iise_runner import run_many_fast
-from mf_sched.sim.instance import load_instance
+from mf_sched.sim.instance import load_instance, published_instance_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"
+DATA = published_instance_path("poiani2024-5x2").parent  # the published instances shipped with mf-sched
 DELTA = 0.01
 INSTANCES = ("4x5", "5x2", "mu2", "mu3", "lucb-nonstop")
 #: C*(µ) of Poiani et al. 2024 (:func:`mf_sched.sim.bounds.tight_lower_bound`): the tight lower bound is C*·log(1/δ)

@@ -1,7 +1,7 @@
 """Reproduce Table 1 of Poiani, Metelli, Restelli (2022), *Multi-Fidelity Best-Arm Identification*.
 
 Cost complexity of MFE, IISE and IISE-γ as a percentage of Successive Elimination's (SE = 100), on the
-released instances (``../shared/data/instances/poiani2022-{synthetic-a,synthetic-b,yahtzee}.json``),
+released instances (``poiani2022-{synthetic-a,synthetic-b,yahtzee}``, shipped in ``mf_sched/data/instances``),
 δ = 0.001. As in the authors' ``result_reading.py`` the percentage is computed per run,
 ``100 · cost(alg, run r) / cost(SE, run r)`` (runs paired by index, independent seeds), and reported as
 mean ± 1.96·sd/√n. MFE uses ``α_m = c·ξ_m`` with c = 0.1 (Synthetic A/B) and c = 0.005 (Yahtzee), the values
@@ -39,10 +39,10 @@ from mf_sched import Instance, policy_for, run_policy
 from mf_sched.policies.iise import check_assumption1
 from mf_sched.sim.bounds import instance_lower_bound
 from mf_sched.sim.iise_runner import FastStats, run_iise_fast
-from mf_sched.sim.instance import load_instance
+from mf_sched.sim.instance import load_instance, published_instance_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data")) / "instances"
+DATA = published_instance_path("poiani2022-yahtzee").parent  # the published instances shipped with mf-sched
 DELTA = 0.001
 DOMAINS = {
     "synthetic-a": ("poiani2022-synthetic-a.json", 0.1),

@@ -46,9 +46,10 @@ from mf_sched import Instance, get_policy, list_policies, load_instance, run_man
 from mf_sched._progress import Progress
 from mf_sched.policies.mf_grad import MFGrad
 from mf_sched.sim.bounds import cost_lower_bound, instance_tight_lower_bound, tight_lower_bound
+from mf_sched.sim.instance import published_instance_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "instances"
+DATA = published_instance_path("poiani2024-5x2").parent  # the published instances shipped with mf-sched
 INSTANCES = ["4x5", "5x2", "mu2", "mu3", "lucb-nonstop"]
 
 # label -> candidate registry names (first registered wins), extra parameters

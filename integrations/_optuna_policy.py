@@ -142,6 +142,16 @@ class _FiniteArms(_Arms):
             if t.distributions:
                 self.search.set_candidates(t.distributions)
                 return True
+        if any(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in trials):
+            # a trial ended without suggesting anything: the objective has no parameters, so one configuration
+            # (issue 24: the study never stopped, 60 trials of the same objective and no recommendation)
+            warnings.warn(
+                "MFSampler: the objective suggests no parameters (no trial.suggest_*): there is one configuration, "
+                "and the study stops once it has been evaluated",
+                stacklevel=4,
+            )
+            self.search.set_candidates({})
+            return True
         return False
 
     def _build(self, n_arms: int) -> Policy:
@@ -155,7 +165,9 @@ class _FiniteArms(_Arms):
             "noise": self._noise(),
             "seed": self._seed(),
         }
-        return build_policy(s.policy_name, problem, **s.policy_kwargs)
+        policy = build_policy(s.policy_name, problem, **s.policy_kwargs)
+        policy.stall_warning_pulls = None  # replayed at every decision; the study's n_trials bounds it
+        return policy
 
     def new_policy(self) -> Policy:
         assert self.search.candidates is not None  # ensure_space came first
@@ -342,11 +354,11 @@ def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, 
 
 def decide_with_policy(
     self: MFSampler, study: optuna.Study, trial: FrozenTrial
-) -> tuple[int | None, int, set[int], bool]:
+) -> tuple[int | None, int, set[Any], bool]:
     """The (arm, fidelity) of a new trial: the policy's next pull; a replica of a running pull at a barrier
     (last flag True); the recommended arm at the top once (when done); then None (the fallback explores)."""
     policy, _, running = replay_policy(self, study)
-    seen = set(running)
+    seen = {(n, p.arm, p.fidelity) for n, p in running.items()}  # the claims this decision saw
     if policy is None:  # the search space is not known yet: a cheap discovery trial
         return None, 0, seen, False
     arm, fid, replica = self._arms.place(study, trial, policy, running)

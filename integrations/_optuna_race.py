@@ -6,8 +6,11 @@ so the cost is one pass over the trials. What is read from a trial:
 
 * its **rung values**: at rung ``m`` (step ``s_m``) the last intermediate value reported at a step ``≤ s_m``,
   provided the trial reached ``s_m`` (steps off the rungs count: what a pruner sees), plus its
-  ``mf:result`` at its fidelity (``finish``); values of FAIL trials count too (nothing a crashed worker stored
-  is lost); non-finite values are no evidence;
+  ``mf:result`` at its fidelity (``finish``); values of FAIL trials count too below the top rung (nothing a
+  crashed worker stored is lost), but a FAIL trial has no top-rung value even where it reported the last step:
+  its final result failed (the objective returned NaN or raised, or the worker died before it returned), so it
+  can neither be recommended nor stop others as the incumbent, and its configuration is evaluated again (up to
+  ``max_failures`` times); non-finite values are no evidence;
 * its **run**: with ``by="arm"`` (MFSampler) a configuration is one run across trials — a trial that resumes
   a configuration from its checkpoint continues its curve — and the lowest-numbered trial wins where two
   report the same rung; trials whose parameters are not a candidate (a discovery trial, a fallback trial)
@@ -32,7 +35,7 @@ import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import RaceBias, metric_transform
+from mf_sched.race import NAMED_FAMILIES, RaceBias, metric_transform
 from mf_sched.racing.curve_bound import CurveBound
 from mf_sched.rungs import RungEliminator
 
@@ -45,6 +48,7 @@ RESUMABLE = "mf:resumable"  # train_to() was called: the objective trains to the
 SURPLUS = "mf:surplus"  # nothing was left to evaluate when the trial started: it is pruned at once
 PAUSED = "mf:paused"  # the anytime schedule pruned the trial to free the worker: its configuration may run again
 BUDGET_SPENT = "mf:budget_spent"  # the study's epoch budget ran out during this trial (pruned, the study stopped)
+PRUNED_PRIOR = "mf:pruned_prior"  # the family (a NAMED_FAMILIES key) whose shipped bound stopped the trial
 
 __all__ = ["RaceView", "TrialCache", "race_view", "step_offset", "max_resource_of", "trial_rung_values", "PAUSED"]
 
@@ -128,6 +132,8 @@ def trial_rung_values(t: FrozenTrial, steps: np.ndarray) -> np.ndarray:
         top = steps.size - 1
         if not isinstance(fid, int) or fid < 0 or fid == top:
             out[top] = float(t.value)  # a trial that completed ran to the top
+    elif t.state == TrialState.FAIL:
+        out[-1] = np.nan  # it reported the top step but its result failed (NaN, an exception): no full-fidelity value
     return out
 
 
@@ -149,6 +155,10 @@ class RaceView:
     ended_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # COMPLETE/PRUNED trials
     paused_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # paused by the schedule
     failed_count: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # FAIL trials
+    #: the metric family of the shipped bound in use (a key of NAMED_FAMILIES, or "none"); None when race_bias was given
+    family: str | None = None
+    #: runs with a trial stopped under a family that no longer fits the values: evaluated again
+    revoked: list[Any] = field(default_factory=list)
 
     @property
     def ended(self) -> collections.Counter:
@@ -188,6 +198,7 @@ class _Parsed:
     duration: float  # seconds from start to completion (0 while running)
     paused: bool = False  # pruned by the anytime schedule (its configuration may run again)
     stopped: bool = False  # pruned by the racing rule (the rule, rebuilt, decides again whether it stays stopped)
+    prior: str | None = None  # PRUNED trials: the prior family it was pruned under (PRUNED_PRIOR), if recorded
 
 
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -198,6 +209,7 @@ def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], in
     attrs = t.system_attrs
     skip = isinstance(k, str) and not (t.intermediate_values or t.state == TrialState.COMPLETE)
     dur = (t.datetime_complete - t.datetime_start).total_seconds() if t.datetime_complete and t.datetime_start else 0.0
+    prior = attrs.get(PRUNED_PRIOR) if t.state == TrialState.PRUNED else None
     return _Parsed(
         k,
         t.state,
@@ -208,6 +220,7 @@ def _parse(t: FrozenTrial, steps: np.ndarray, arm_of: Callable[[FrozenTrial], in
         dur,
         bool(attrs.get(PAUSED)),
         t.state == TrialState.PRUNED and PRUNED_RUNG in attrs and not attrs.get(BUDGET_SPENT),
+        prior if isinstance(prior, str) else None,
     )
 
 
@@ -243,6 +256,7 @@ class TrialCache:
         self.values = np.zeros((0, 0))
         self.row_ids = np.zeros(0, dtype=np.int64)
         self.states = np.zeros(0, dtype=np.int64)
+        self.priors: list[str | None] = []  # per row of `values`: the prior family a pruned trial was stopped under
         self.resumable = False
         self.layout: tuple[Any, ...] | None = None
 
@@ -318,6 +332,7 @@ def race_view(
     row_ids: list[int] = []
     states: list[int] = []  # 0 running (and not `exclude`), 1 ended (COMPLETE/PRUNED), 2 failed, 3 deciding now,
     # 4 paused by the anytime schedule (ended, its configuration may run again)
+    priors: list[str | None] = []  # the bound's family each PRUNED trial was stopped under (None: not recorded)
     snapshot = None  # the state after the leading run of finished trials, to fold into the cache
 
     def take_snapshot(pos: int) -> tuple[Any, ...]:
@@ -345,6 +360,7 @@ def race_view(
                 view.foreign[k] = t.number
         values.append(p.values)
         row_ids.append(r)
+        priors.append(p.prior)
         if st == TrialState.WAITING:
             states.append(0)  # a retry of a failed trial (RetryHeartbeatStaleTrialCallback copies its pull), queued
         elif st == TrialState.RUNNING:
@@ -376,11 +392,26 @@ def race_view(
             V = np.concatenate([c.values, V])
             R = np.concatenate([c.row_ids, R])
             S = np.concatenate([c.states, S])
+            priors = c.priors + priors
         pos, c.keys, c.rows, c.index, c.foreign, n_new, c.resumable = snapshot  # type: ignore[misc]
         upto = len(c.row_ids) + n_new
         c.values, c.row_ids, c.states, c.prefix = V[:upto], R[:upto], S[:upto], pos
+        c.priors = priors[:upto]
     view.n_trials = len(trials)
     n = len(keys)
+    raw_all = V[~np.isnan(V)]
+    mode = "max" if sign > 0 else "min"
+    ba = dict(bound_args or {})
+    if race_bias is None:
+        fam = metric_transform(raw_all, mode, ba.get("family"))
+        view.family = "none" if fam is None else next(k for k, v in NAMED_FAMILIES.items() if v is fam)
+        # a trial MFPruner stopped under the bound of another metric family (the values have since left that
+        # family's range, e.g. a loss that went below 0): that decision no longer holds, so the trial counts as
+        # failed and its configuration is evaluated again (issue 24)
+        gone = np.array([p is not None and p != view.family for p in priors], dtype=bool)
+        if gone.any():
+            S = np.where(gone & ((S == 1) | (S == 4)), 2, S)
+            view.revoked = [keys[i] for i in np.unique(R[gone]).tolist()]
     merged = np.full((n, M), np.nan)
     for m in range(M):  # the lowest-numbered trial's value wins where two report the same run and rung
         ok = ~np.isnan(V[:, m])
@@ -392,10 +423,7 @@ def race_view(
     view.busy = {keys[i] for i in np.flatnonzero(busy).tolist()}
     view.busy_mask, view.ended_count, view.failed_count = busy, ended, failed
     view.paused_count = np.bincount(R[S == 4], minlength=n)
-    raw_all = V[~np.isnan(V)]
     s = sigma if sigma is not None else default_sigma(raw_all)
-    mode = "max" if sign > 0 else "min"
-    ba = dict(bound_args or {})
     if race_bias is None:
         ba.setdefault("n_arms", n_arms if n_arms else (n or None))
         ba.setdefault("alpha", delta)

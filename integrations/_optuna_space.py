@@ -216,8 +216,9 @@ class SearchState:
         self.index = {params_key(c): i for i, c in enumerate(self.candidates)}
 
     def arm_of_params(self, params: Mapping[str, Any]) -> int | None:
-        """The candidate whose parameters are ``params``; None if none is (or the candidates are not built)."""
-        if self.candidates is None or not params:
+        """The candidate whose parameters are ``params``; None if none is (or the candidates are not built). An
+        objective with no parameters has one candidate, ``{}``."""
+        if self.candidates is None:
             return None
         try:
             return self.index.get(params_key(params))

@@ -54,8 +54,10 @@ What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rul
   rests on). ``study.best_trial`` is the best *completed* trial: the two agree once the race is over; before,
   use the recommendation.
 * **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
-  processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a
-  configuration that failed ``max_failures`` times is dropped (and reported).
+  processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a FAIL trial
+  is never a full-fidelity result (it keeps its lower-rung values); a configuration that failed ``max_failures``
+  times is dropped (and reported), and when every one has, the study stops (a warning; ``reason="failed"``). An
+  objective without parameters is one configuration.
 * **Evidence.** A trial stopped by the race records why in its user attributes (``race:value``, ``race:bound``,
   ``race:incumbent_value``, ``race:incumbent_lower_bound``, ``race:rung``, ``race:reason``, ...), which
   optuna-dashboard shows; the study records its certificate (``race:certificate``, ``race:summary``) and the race's
@@ -79,6 +81,7 @@ from __future__ import annotations
 import copy
 import datetime
 import math
+import random
 import threading
 import time
 import warnings
@@ -118,6 +121,7 @@ from ._optuna_race import (
     DISCOVERY,
     FIDELITY,
     PAUSED,
+    PRUNED_PRIOR,
     PRUNED_RUNG,
     REPLICA,
     RESULT,
@@ -256,6 +260,43 @@ def _study_key(study: optuna.Study) -> tuple[int, int]:
     return id(study._storage), study._study_id
 
 
+_LIVE = (TrialState.RUNNING, TrialState.WAITING)
+_CLAIMED = (TrialState.RUNNING, TrialState.WAITING, TrialState.COMPLETE, TrialState.PRUNED)
+
+
+def _decision_heartbeat(storage: Any, trial_id: int) -> threading.Event | None:
+    """Record the trial's heartbeat now and every heartbeat interval until the returned event is set (None, and
+    nothing done, when the storage has no heartbeat). ``record_heartbeat`` / ``get_heartbeat_interval`` are the
+    storage's public heartbeat methods; Optuna's own heartbeat thread is private (``optuna.storages._heartbeat``)."""
+    interval = getattr(storage, "get_heartbeat_interval", lambda: None)()
+    if interval is None:
+        return None
+    storage.record_heartbeat(trial_id)
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(interval):
+            try:
+                storage.record_heartbeat(trial_id)
+            except Exception:  # pragma: no cover - the storage is failing: the trial will be taken as dead
+                return
+
+    threading.Thread(target=beat, name=f"mf-sched decision heartbeat {trial_id}", daemon=True).start()
+    return done
+
+
+def _claims_seen(trials: Sequence[FrozenTrial], number: int, states: Sequence[TrialState] = _LIVE) -> set[Any]:
+    """The claims — ``(trial number, arm, fidelity)`` — of the other trials in ``states`` that a decision taken on
+    ``trials`` sees: by default RUNNING ones and WAITING retries that carry the failed trial's pull. A RUNNING trial
+    whose worker is still deciding (or deciding again, after a clash) has no claim yet, or another one, and is not
+    covered by it."""
+    return {
+        (t.number, t.system_attrs.get(ARM), t.system_attrs.get(FIDELITY))
+        for t in trials
+        if t.number != number and t.state in states and t.system_attrs.get(ARM) is not None
+    }
+
+
 def _crossed_rung(t: FrozenTrial, steps: np.ndarray) -> bool:
     """The trial's latest report moved it past a rung step (decisions are taken there only)."""
     iv = t.intermediate_values
@@ -276,7 +317,8 @@ class MFRecommendation:
         params: the recommended configuration (None while there is no answer).
         arm: its index in :meth:`MFSampler.arms` (None for a configuration outside them).
         certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
-        reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``.
+        reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``, ``"failed"``
+            (every configuration failed ``max_failures`` times: no answer, the study stopped).
         delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
         full_fidelity_cost: every candidate once at the top fidelity;
         resources_spent: epochs (steps) actually trained, over all trials; full_fidelity_resources: candidates ×
@@ -493,7 +535,10 @@ class MFSampler(_StudyCaches, BaseSampler):
         self._lock = threading.RLock()
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
         self._over: set[tuple[int, int]] = set()  # studies whose race is over (decided once, never replayed again)
+        self._warned_failed: set[tuple[int, int]] = set()  # studies in which every configuration failed (warned)
+        self._warned_revoked: set[tuple[tuple[int, int], Any]] = set()  # (study, run) pruned under a prior now gone
         self._surplus_streak = 0  # surplus trials in a row in this process (their back-off grows)
+        self._claim_rng = random.Random()  # the pause before deciding again after a clash with another worker
         self._probe = self._arms.probe()  # finite-armed policies: fails early on bad policy_kwargs
 
     @property
@@ -646,7 +691,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         a = t.system_attrs.get(ARM)
         if isinstance(a, int) and self._search.candidates is not None and 0 <= a < len(self._search.candidates):
             return a
-        return self._search.arm_of_params(t.params) if t.params else None
+        return self._search.arm_of_params(t.params)
 
     def _sign(self, study: optuna.Study) -> float:
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
@@ -681,6 +726,16 @@ class MFSampler(_StudyCaches, BaseSampler):
             bound_args={**self._bound_kw, "fit": self._rungs.fit},
         )  # fmt: skip
         warn_no_family(view, study, self._warned_family, "MFSampler")
+        for key in view.revoked:
+            if (_study_key(study), key) not in self._warned_revoked:
+                self._warned_revoked.add((_study_key(study), key))
+                warnings.warn(
+                    f"configuration {self._params_of(key, trials)} was pruned under the shipped bound of another "
+                    f"metric family, which no longer fits the values reported (now: {view.family!r}; e.g. a loss that "
+                    "went below 0): that decision no longer holds, so MFSampler evaluates it again. Name the metric "
+                    "with metric_family= (or pass race_bias=, mf_sched.racing.fit.fit_curve_bound) to fix the bound",
+                    stacklevel=3,
+                )
         for number in view.stale:
             if number not in self._warned_stale:
                 self._warned_stale.add(number)
@@ -700,20 +755,15 @@ class MFSampler(_StudyCaches, BaseSampler):
             return max(600.0, 10.0 * cache.max_duration) if cache.max_duration > 0 else None
         return float(self.stale_after)
 
-    def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[int], str]:
-        """(arm, fidelity, trials seen running, kind): kind ``"pull"``, ``"surplus"`` (nothing to hand out while
-        others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every candidate:
-        the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first one)."""
+    def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[Any], str]:
+        """(arm, fidelity, claims seen (:func:`_claims_seen`), kind): kind ``"pull"``, ``"surplus"`` (nothing to hand
+        out while others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every
+        candidate: the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first
+        one)."""
         if _study_key(study) in self._over:  # the race is over: no replay (the study is being stopped)
             return None, -1, set(), "done"
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        # the running trials whose pull this decision sees (a trial created but not yet placed by its worker is not
-        # seen: if it takes the same pull meanwhile, _lost_race finds it)
-        seen = {
-            t.number
-            for t in trials
-            if t.state == TrialState.RUNNING and t.number != trial.number and FIDELITY in t.system_attrs
-        }
+        seen = _claims_seen(trials, trial.number, _CLAIMED)
         if not self._arms.ensure_space(trials) or not self._search.known:
             lad, _ = self.study_ladder(study, trials)
             return self._discovery_arm(trial, trials), -1 if lad is None else lad.top, seen, "discovery"
@@ -721,9 +771,19 @@ class MFSampler(_StudyCaches, BaseSampler):
         K = self._search.n_arms
         assert K is not None
         if view is None:  # the maximum resource is unknown: start candidates in the seeded order, at the top
-            started = {a for t in trials if t.number != trial.number and (a := self.arm_of(t)) is not None}
-            fresh = [a for a in self._start_order(K) if a not in started]
-            return (fresh[0], -1, seen, "pull") if fresh else (None, -1, seen, "surplus")
+            avail, busy, all_failed = self._unraced(trials, K, exclude=trial.number)
+            if avail:
+                return avail[0], -1, seen, "pull"
+            if busy:
+                return None, -1, seen, "surplus"
+            if not all_failed and not any(t.intermediate_values for t in trials):
+                return None, -1, seen, "explore"  # a black-box objective evaluated every candidate (see below)
+            # nothing completed, nothing left to start or running: the race cannot start (issue 24: every
+            # configuration failed, and the study used to go on with surplus trials for ever)
+            self._over.add(_study_key(study))
+            if all_failed:
+                self._warn_all_failed(study)
+            return None, -1, seen, "done"
         eng, top = view.engine, view.ladder.top
         job = next_job(
             eng, eta=self._rungs.reduction_factor, fresh=self._fresh(view, K), busy=self._unschedulable(view, K),
@@ -736,10 +796,14 @@ class MFSampler(_StudyCaches, BaseSampler):
         live = (codes[:K] == RUNNING) & (reached[:K] < top)
         if not live.any() and not view.busy:
             # a black-box objective (no trial.report) has no race: once every candidate is evaluated the fallback
-            # explores, as keep_sampling=True; a multi-fidelity study is over and stops
-            multi = any(t.intermediate_values for t in trials)
+            # explores, as keep_sampling=True; a multi-fidelity study is over and stops, and so does one in which
+            # every configuration failed max_failures times (nothing ended)
+            all_failed = self._all_failed(view, K)
+            multi = any(t.intermediate_values for t in trials) or all_failed
             if multi:
                 self._over.add(_study_key(study))
+            if all_failed:
+                self._warn_all_failed(study)
             return None, top, seen, "done" if multi else "explore"
         return None, top, seen, "surplus"
 
@@ -775,6 +839,44 @@ class MFSampler(_StudyCaches, BaseSampler):
         trial's parameters: evidence for the race, never resumed)."""
         return set(view.busy) | set(view.keys[K:])
 
+    def _unraced(self, trials: Sequence[FrozenTrial], K: int, exclude: int | None) -> tuple[list[int], bool, bool]:
+        """Before the maximum resource is known (no trial has completed): ``(candidates to start, any busy, all
+        failed)`` — the candidates neither running (nor queued as a retry), ended nor failed ``max_failures`` times,
+        never-failed ones first (in order), then by their failures; whether a candidate is busy; and whether every
+        candidate has failed ``max_failures`` times."""
+        busy, ended, failed = np.zeros(K, dtype=bool), np.zeros(K, dtype=bool), np.zeros(K, dtype=np.int64)
+        for t in trials:
+            if t.number == exclude or t.system_attrs.get(SURPLUS):
+                continue
+            a = self.arm_of(t)
+            if a is None:
+                continue
+            if t.state == TrialState.RUNNING or (t.state == TrialState.WAITING and t.system_attrs.get(ARM) is not None):
+                busy[a] = True
+            elif t.state == TrialState.FAIL:
+                failed[a] += 1
+            elif t.state != TrialState.WAITING:
+                ended[a] = True
+        ok = ~busy & ~ended & (failed < self.max_failures)
+        avail = sorted((a for a in self._start_order(K) if ok[a]), key=lambda a: failed[a])
+        return avail, bool(busy.any()), bool(K and (failed >= self.max_failures).all())
+
+    def _all_failed(self, view: RaceView, K: int) -> bool:
+        """Every candidate failed ``max_failures`` times and none ended otherwise (completed, paused or stopped)."""
+        ended = view.ended_count[:K] + view.paused_count[:K]
+        return bool(K) and not ended.any() and bool((view.failed_count[:K] >= self.max_failures).all())
+
+    def _warn_all_failed(self, study: optuna.Study) -> None:
+        key = _study_key(study)
+        if key in self._warned_failed:
+            return
+        self._warned_failed.add(key)
+        warnings.warn(
+            f"MFSampler: every configuration failed {self.max_failures} times (max_failures): the race cannot go on "
+            "and the study stops with no answer; see why in the FAIL trials (study.trials, Optuna's log)",
+            stacklevel=4,
+        )
+
     def should_prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         """The decision MFPruner carries out when paired with this sampler (see the module docstring)."""
         if trial.system_attrs.get(SURPLUS):
@@ -799,6 +901,11 @@ class MFSampler(_StudyCaches, BaseSampler):
                     rung = view.engine.reached(key)
                 else:
                     note_decision(study, trial, view.engine, key, steps=view.steps, adapter=self, trials=trials)
+                    if view.family is not None:  # stopped under the shipped bound of this metric family
+                        try:
+                            study._storage.set_trial_system_attr(trial._trial_id, PRUNED_PRIOR, view.family)
+                        except Exception:  # pragma: no cover - a finished trial cannot be annotated
+                            pass
                 note_certificate(study, self, view.engine, trials)
             else:
                 fid = trial.system_attrs.get(FIDELITY)
@@ -841,6 +948,11 @@ class MFSampler(_StudyCaches, BaseSampler):
             view = self._view(study, trials, exclude=None)
         spent = self._resources_spent(trials, view, step_offset(trials))
         if view is None:
+            failed = self._search.known and self._unraced(trials, self._search.n_arms or 0, exclude=None)[2]
+            if failed:
+                return MFRecommendation(
+                    None, None, False, "failed", self.delta, 0.0, 0.0, spent, 0.0, True, len(trials)
+                )  # fmt: skip
             # the rungs are not known yet (no trial completed): the best evidence is the best latest value reported
             sign = self._sign(study)
             latest = [(sign * t.intermediate_values[t.last_step], t) for t in trials
@@ -868,6 +980,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         if done and cert.key is not None:
             key, rung, est = cert.key, view.ladder.top, cert.value
             reason = "identified" if cert.identified else "finished"
+        elif done:  # over, and no configuration reached the top: every one failed (or was abandoned) below it
+            key, rung, est, reason = None, None, None, "failed"
         else:
             key, rung, est = eng.answer()
             reason = "in-progress"
@@ -996,6 +1110,28 @@ class MFSampler(_StudyCaches, BaseSampler):
             pass
 
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        # Optuna starts a trial's heartbeat only after the sampler has decided (study.ask() returns): a worker
+        # killed while MFSampler decides left a RUNNING trial with no heartbeat that nothing ever failed (issue 24).
+        # Beat from the start of the decision, so that the heartbeat fails such a trial after its grace period like
+        # any other, and keep beating while the decision lasts (a slow one, or the back-off's pause, must not be
+        # taken for a dead worker).
+        storage = study._storage
+        beating = _decision_heartbeat(storage, trial._trial_id)
+        try:
+            self._before_trial(study, trial)
+        except BaseException:
+            # an error or Ctrl-C while deciding: Optuna never gets the trial back to end it (study.ask() raised),
+            # so fail it here, as Optuna fails a trial whose objective is interrupted, and let the error go on
+            try:
+                storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+            except Exception:  # pragma: no cover - the storage itself is failing: the heartbeat will end it
+                pass
+            raise
+        finally:
+            if beating is not None:
+                beating.set()
+
+    def _before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
         for s in self._helpers():
             s.before_trial(study, trial)
         if len(study.directions) > 1:
@@ -1072,25 +1208,46 @@ class MFSampler(_StudyCaches, BaseSampler):
                     return
                 if arm is None or not self._lost_race(study, trial, arm, fid, seen):
                     return
+                self._set(study, trial, None, fid)  # withdraw the claim, then decide again (after a short pause)
+                time.sleep(self._claim_rng.uniform(0.0, 0.01))
+            else:  # four decisions in a row taken at the same time as another worker's: take nothing this time
+                study._storage.set_trial_system_attr(trial._trial_id, SURPLUS, True)
+                self._surplus_streak += 1
         if self._surplus_streak > 1:
             # nothing to hand out again: another worker holds every open configuration (a slow trial, or a dead
             # one that stale_after or the heartbeat has not yet freed). Back off (50 ms doubling to 2 s) instead
             # of filling the storage with surplus trials; outside the lock, so other threads go on.
             time.sleep(min(_SURPLUS_BACKOFF_MAX_S, _SURPLUS_BACKOFF_S * 2.0 ** (self._surplus_streak - 2)))
 
-    def _lost_discovery(self, study: optuna.Study, trial: FrozenTrial, arm: int, seen: set[int]) -> bool:
-        """True when a lower-numbered trial that our decision did not see running took the same discovery arm."""
+    def _lost_discovery(self, study: optuna.Study, trial: FrozenTrial, arm: int, seen: set[Any]) -> bool:
+        """True when a lower-numbered trial that our decision did not see took the same discovery arm."""
+        seen_numbers = {c[0] for c in seen}
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,)):
-            if t.number < trial.number and t.number not in seen and t.system_attrs.get(DISCOVERY) == arm:
+            if t.number < trial.number and t.number not in seen_numbers and t.system_attrs.get(DISCOVERY) == arm:
                 return True
         return False
 
-    def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[int]) -> bool:
-        """True when a lower-numbered trial that our replay did not see placed took the same pull."""
-        for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,)):
-            if t.number < trial.number and t.number not in seen:
-                if t.system_attrs.get(ARM) == arm and t.system_attrs.get(FIDELITY) == fid:
-                    return True
+    def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[Any]) -> bool:
+        """True when another trial — lower- or higher-numbered — claimed the same pull without our decision having
+        seen that claim (``seen``: the claims visible when we decided, :func:`_claims_seen`), so that both may have
+        decided at once. Every worker writes its claim before it checks, so of two such trials at least one sees the
+        other's claim and withdraws: a pull is never kept by both (issue 24: the check used to look at lower-numbered
+        trials only and skip any trial that was RUNNING when we decided, even one still deciding, with no claim yet —
+        then two journal-file workers each trained the same configuration to the top). Both may withdraw (each then
+        decides again, after a short random pause). Racing hands a pull out once, so a trial that took it and has
+        already ended (COMPLETE or PRUNED: a fast one, while our claim was being written) counts as well; the other
+        policies may repeat a pull, and only trials that hold theirs (RUNNING, WAITING) count. Racing runs one trial
+        per configuration at a time, so there a claim on the same configuration at another fidelity clashes too (a
+        journal-file run had trained a configuration to the top twice, claimed once as "the top, not known yet" and
+        once as the top rung)."""
+        states = _CLAIMED if self.race else _LIVE
+        for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=states):
+            if t.number == trial.number or t.system_attrs.get(ARM) != arm:
+                continue
+            other = t.system_attrs.get(FIDELITY)
+            # racing: one trial at a time per configuration, whatever the fidelity (-1: "the top, not known yet")
+            if (self.race or other == fid) and (t.number, arm, other) not in seen:
+                return True
         return False
 
     def sample_independent(
@@ -1134,6 +1291,8 @@ class MFSampler(_StudyCaches, BaseSampler):
         if not any(t.intermediate_values for t in trials):
             return  # a black-box objective: no race to end (see _race_decide)
         if not ((eng.statuses() == RUNNING) & (eng.reached_all() < view.ladder.top)).any():
+            if self._all_failed(view, self._search.n_arms or 0):
+                self._warn_all_failed(study)
             self._stop(study)  # every candidate is stopped or at the top: the race is over (as GridSampler)
 
 
@@ -1222,6 +1381,8 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
         check_count("n_trials", n_trials, 1, allow_none=True)
         self.n_trials = n_trials
         self._caches: dict[tuple[int, int], TrialCache] = {}  # per study: its parsed finished trials
+        self._steps_seen: dict[tuple[tuple[int, int], int], tuple[int, Any]] = {}  # (study, trial) -> (n, last step)
+        self._warned_order: set[tuple[int, int]] = set()  # studies warned about decreasing steps
         self._kw = dict(delta=self.delta, n_arms=n_trials, bias=bias, eta=eta)
         if rule == "iise":
             RungEliminator(self.ladder, sigma=0.05 if self.sigma is None else self.sigma, **self._kw)  # validate
@@ -1262,7 +1423,32 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
             eng.report_many(keys, np.array(rows), index=index)
         return eng
 
+    def _check_step_order(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Warn (once per study) when a trial reports a step below one it reported before (issue 24: steps in
+        decreasing order were read as a trial at the top from its first report, and nothing said so). Tracked per
+        process — the pruner runs in the worker that reports — since storages may return the steps sorted."""
+        iv = trial.intermediate_values
+        if not iv:
+            return
+        key = (_study_key(study), trial.number)
+        n, top = len(iv), trial.last_step
+        before = self._steps_seen.get(key)
+        if len(self._steps_seen) > 10_000:
+            self._steps_seen.clear()
+        self._steps_seen[key] = (n, top)
+        if before is None or n <= before[0] or top != before[1] or _study_key(study) in self._warned_order:
+            return
+        self._warned_order.add(_study_key(study))
+        low = min(s for s in iv if s < top)  # type: ignore[operator]
+        warnings.warn(
+            f"trial {trial.number} reported step {low} after step {top}: MFPruner reads the step as the resource "
+            "trained so far (e.g. the epoch), which must increase; it takes a trial to be at its largest step and "
+            "cannot prune one that counts down. Report trial.report(value, epoch) with epoch = 1, 2, 3, ...",
+            stacklevel=4,  # the objective's trial.should_prune()
+        )
+
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
+        self._check_step_order(study, trial)
         sampler = study.sampler
         if self._over_budget(study, trial):
             return True

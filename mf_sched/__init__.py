@@ -16,6 +16,7 @@ from mf_sched.noise import Bounded, NoiseModel, SubGaussian
 from mf_sched.policy import (
     DuplicateTellError,
     InvalidValueError,
+    NotStoppingWarning,
     Policy,
     PolicyError,
     Pull,
@@ -33,7 +34,7 @@ from mf_sched.sim.bounds import (
     instance_tight_lower_bound,
     tight_lower_bound,
 )
-from mf_sched.sim.instance import AssumptionWarning, Instance, load_instance
+from mf_sched.sim.instance import AssumptionWarning, Instance, load_instance, published_instance, published_instances
 from mf_sched.sim.simulate import RunResult, Summary, policy_for, run_many, run_policy
 
 __version__ = "0.1.0"
@@ -47,6 +48,7 @@ __all__ = [
     "InvalidValueError",
     "LowerBound",
     "NoiseModel",
+    "NotStoppingWarning",
     "Policy",
     "PolicyError",
     "Pull",
@@ -65,6 +67,8 @@ __all__ = [
     "instance_tight_lower_bound",
     "list_policies",
     "load_instance",
+    "published_instance",
+    "published_instances",
     "policy_for",
     "register",
     "run_many",

@@ -3,9 +3,10 @@
 ``concurrent.futures.ProcessPoolExecutor`` waits for every submitted job when its ``with`` block is left by
 an exception, so a ``KeyboardInterrupt`` during :func:`mf_sched.sim.simulate.run_many` used to leave the
 workers taking the next jobs (and, on an instance where a policy never stops, never exiting).
-:func:`process_pool` starts the workers with ``SIGINT`` ignored (Ctrl-C reaches the whole process group;
-only the parent should react), and when the block is left by any exception it cancels the pending jobs
-and terminates the workers it started before re-raising.
+:func:`process_pool` starts the workers with ``SIGINT`` kept from them until they ignore it (Ctrl-C reaches
+the whole process group; only the parent should react; a Ctrl-C while they start is not lost), and when the
+block is left by any exception it cancels the pending jobs and terminates the workers it started before
+re-raising.
 
 :func:`run_seeded` is what the simulators' ``run_many`` functions share: one job per child of
 ``SeedSequence(seed)``, in this process or in a :func:`process_pool`, with a progress bar, and the results in
@@ -34,7 +35,9 @@ R = TypeVar("R")
 
 
 def _ignore_sigint() -> None:  # pragma: no cover - runs in the worker processes
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # discards a Ctrl-C left pending since the worker's birth
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked from birth: see _sigint_deferred
 
 
 def _noop(i: int) -> int:  # pragma: no cover - runs in the worker processes
@@ -42,17 +45,35 @@ def _noop(i: int) -> int:  # pragma: no cover - runs in the worker processes
 
 
 @contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Ignore SIGINT in this process for the duration (main thread only; elsewhere a no-op). Processes
-    started meanwhile inherit the ignored disposition from their very start, before any import."""
+def _sigint_deferred() -> Iterator[None]:
+    """Keep SIGINT from the processes started meanwhile until their initializer ignores it, without losing a
+    Ctrl-C that arrives in the meantime (main thread only; elsewhere a no-op).
+
+    For the duration, a Ctrl-C that reaches this process is only recorded (and, where the platform has
+    ``pthread_sigmask``, SIGINT is blocked in this thread, so the processes started meanwhile are born with it
+    blocked: a Ctrl-C sent to the whole group stays pending in a worker until its initializer ignores it, which
+    discards it). When the block ends, a recorded Ctrl-C is handed to the previous handler — KeyboardInterrupt by
+    default — so it stops the caller as it would have a moment earlier, but never in the middle of starting a
+    worker (a worker whose start was cut short printed a traceback). Before, SIGINT was *ignored* for the
+    duration, and a Ctrl-C sent while the workers were being started was lost: a run that never ends went on."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    blocks = hasattr(signal, "pthread_sigmask")
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocks else None
     try:
         yield
     finally:
+        if blocks:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # type: ignore[arg-type] # a pending one: recorded
         signal.signal(signal.SIGINT, previous)
+    if caught:
+        if callable(previous):
+            previous(signal.SIGINT, None)  # default_int_handler: KeyboardInterrupt
+        elif previous == signal.SIG_DFL:  # pragma: no cover - a process that set the default action itself
+            signal.raise_signal(signal.SIGINT)
 
 
 @contextmanager
@@ -71,9 +92,9 @@ def process_pool(n_workers: int) -> Iterator[ProcessPoolExecutor]:
         max_workers=n_workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
     )
     try:
-        # start every worker now, with SIGINT ignored from birth (a Ctrl-C while a worker is still importing
+        # start every worker now, with SIGINT kept from it from birth (a Ctrl-C while a worker is still importing
         # would otherwise print its traceback); each submission with no idle worker starts one
-        with _sigint_ignored():
+        with _sigint_deferred():
             warm = [ex.submit(_noop, i) for i in range(n_workers)]
         for f in warm:
             f.result()

@@ -73,10 +73,16 @@ __all__ = [
     "DuplicateTellError",
     "ReplayMismatchError",
     "InvalidValueError",
+    "NotStoppingWarning",
     "STATE_FORMAT_VERSION",
 ]
 
 STATE_FORMAT_VERSION = 1
+
+
+class NotStoppingWarning(UserWarning):
+    """A fixed-confidence policy has made many pulls without stopping (see :attr:`Policy.stall_warning_pulls`): its
+    best arms may be tied, and a δ-correct policy can never tell tied arms apart."""
 
 
 class PolicyError(ValueError):
@@ -329,6 +335,8 @@ class Policy(abc.ABC):
         self._sumsq = np.zeros((K, M), dtype=float)
         self._events: list[tuple[Any, ...]] | None = None
         self._config: dict[str, Any] = {}
+        # NotStoppingWarning after this many told pulls (fixed-confidence policies only; see stall_warning_pulls)
+        self._stall_at: float = max(100_000, 1_000 * K * M) if self.objective == "best-arm" else math.inf
 
     # ----------------------------------------------------------------------------- configuration
     def _set_config(self, **kwargs: Any) -> None:
@@ -413,6 +421,64 @@ class Policy(abc.ABC):
         """Policy-specific status for :meth:`describe`."""
         return {}
 
+    # ----------------------------------------------------------------------------- a run that does not stop
+    @property
+    def stall_warning_pulls(self) -> int | None:
+        """After how many told pulls a fixed-confidence policy that has not stopped warns (once) that it may never
+        stop: :class:`NotStoppingWarning`, naming the arguments that make it stop.
+
+        A δ-correct best-arm policy (``se``, ``iise``, ``lucb1``, ``mf-grad``, ...) stops only once it has
+        separated the best arm from every other one; when two arms have the same mean it never can, and the
+        README's ``while not policy.done`` loop would run for ever. Default ``max(100,000, 1,000·K·M)`` pulls;
+        no warning with a ``budget``, an ``epsilon > 0`` or a policy's own finite schedule. Set it to None to
+        silence the warning (the simulators do where they cap the run themselves).
+
+        >>> import warnings
+        >>> from mf_sched import FidelityLadder, get_policy
+        >>> p = get_policy("se")(n_arms=2, ladder=FidelityLadder([1.0]), delta=0.05, seed=0)
+        >>> p.stall_warning_pulls = 100
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     for _ in range(200):
+        ...         p.tell(p.ask(), 0.5)       # two tied arms: SE cannot stop
+        >>> p.done, len(caught), "(a tie)" in str(caught[0].message)
+        (False, 1, True)
+        """
+        return None if self._stall_at == math.inf else int(self._stall_at)
+
+    @stall_warning_pulls.setter
+    def stall_warning_pulls(self, pulls: int | None) -> None:
+        self._stall_at = math.inf if pulls is None else check_int("stall_warning_pulls", pulls, 1)
+
+    @property
+    def open_ended(self) -> bool:
+        """True when nothing but the policy's stopping rule can end it: no ``budget``, no ``epsilon > 0`` and no
+        finite schedule of its own (``uniform(rounds=...)``). Such a fixed-confidence policy never stops on an
+        instance whose best arms are tied."""
+        eps = getattr(self, "epsilon", None)
+        return self.budget is None and not (isinstance(eps, (int, float)) and eps > 0)
+
+    def _warn_not_stopping(self) -> None:
+        self._stall_at = math.inf  # once
+        if not self.open_ended:
+            return
+        params = inspect.signature(type(self).__init__).parameters
+        fix = (
+            "pass epsilon=ε (it then stops with an ε-optimal arm) or budget=Λ (a cost cap)"
+            if "epsilon" in params
+            else "pass budget=Λ (a cost cap), or use a policy with an ε (iise, lucb1: epsilon=ε)"
+        )
+        best = self.recommendation().arm
+        warnings.warn(
+            f"policy {self.name!r} has made {self._n_told:,} pulls without stopping: a δ-correct policy stops only "
+            "once it has told the best arm apart from every other, and if two arms have the same mean (a tie) it never "
+            "can. "
+            f"To make it stop, {fix}; or end the loop yourself: recommendation() is the best arm so far (arm {best}). "
+            "policy.stall_warning_pulls = None silences this warning.",
+            NotStoppingWarning,
+            stacklevel=3,
+        )
+
     # ----------------------------------------------------------------------------- public protocol
     @property
     def done(self) -> bool:
@@ -449,6 +515,8 @@ class Policy(abc.ABC):
         """The next pull to evaluate, or None while the policy waits for results (or is done)."""
         if self._is_done() or self._budget_blocked:
             return None
+        if self._n_told >= self._stall_at:
+            self._warn_not_stopping()
         prop = self._peek()
         if prop is None:
             return None
@@ -475,6 +543,8 @@ class Policy(abc.ABC):
         out: list[Pull] = []
         if limit == 0 or self._is_done() or self._budget_blocked:
             return out
+        if self._n_told >= self._stall_at:
+            self._warn_not_stopping()
         # a cached proposal (from `done`) must be handed out first: take the one-by-one path
         batch = None if self._proposal is not None else self._propose_batch(limit)
         if batch is None:
@@ -941,9 +1011,14 @@ class Policy(abc.ABC):
         cfg["noise"] = noise_from_dict(cfg["noise"])
         return cls(**cfg)
 
-    @staticmethod
-    def from_state_dict(state: Mapping[str, Any]) -> Policy:
-        """Rebuild any registered policy from :meth:`state_dict` output.
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any]) -> Policy:
+        """Rebuild a policy from :meth:`state_dict` output.
+
+        ``Policy.from_state_dict(state)`` rebuilds whichever registered policy saved ``state``; called on a
+        policy class (``get_policy("iise").from_state_dict(state)``) it also checks that ``state`` was saved by that
+        policy, and raises :class:`~mf_sched._serialize.StateFormatError` naming both otherwise (a state saved by
+        ``se`` is not silently returned as a SuccessiveElimination when an IISE was asked for).
 
         >>> from mf_sched import FidelityLadder, get_policy
         >>> p = get_policy("lucb1")(n_arms=4, ladder=FidelityLadder([1.0]), delta=0.1, seed=3)
@@ -952,9 +1027,14 @@ class Policy(abc.ABC):
         >>> q = Policy.from_state_dict(p.state_dict())
         >>> q.ask() == p.ask()
         True
+        >>> get_policy("se").from_state_dict(p.state_dict())
+        Traceback (most recent call last):
+        ...
+        mf_sched._serialize.StateFormatError: the state was saved by policy 'lucb1' (LUCB1), not 'se' ...
         """
         from mf_sched.registry import canonical_name, get_policy
 
+        target = cls
         fmt = _serialize.StateFormatError
         if not isinstance(state, Mapping) or "policy" not in state:
             raise fmt("a policy state must be a mapping with a 'policy' name")
@@ -965,6 +1045,16 @@ class Policy(abc.ABC):
             cls = None
         if cls is None:
             raise fmt(f"state is for policy {name!r}, which is not registered")
+        asked = target
+        if asked.name and canonical_name(asked.name) != canonical_name(name):
+            raise fmt(
+                f"the state was saved by policy {name!r} ({cls.__name__}), not {asked.name!r} ({asked.__name__}): "
+                f"load it with Policy.from_state_dict(state) or get_policy({name!r}).from_state_dict(state)"
+            )
+        if not asked.name and not issubclass(cls, asked):
+            raise fmt(f"the state was saved by policy {name!r} ({cls.__name__}), which is not a {asked.__name__}")
+        if asked.name and issubclass(asked, cls):
+            cls = asked  # a subclass of the registered policy (same name) is rebuilt as itself
         if "config" not in state:
             raise fmt("the state lacks the field(s) ['config']")
         cfg = _serialize.decode(state["config"])

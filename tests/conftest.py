@@ -9,10 +9,11 @@ import pytest
 from hypothesis import settings
 
 from mf_sched import FidelityLadder, Instance
+from mf_sched.sim.instance import published_instance_path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data"))
-INSTANCES = SHARED_DATA / "instances"
+SHARED_DATA = Path(os.environ.get("MF_SCHED_DATA", ROOT.parent / "shared" / "data"))  # learning curves (not shipped)
+INSTANCES = published_instance_path("poiani2024-5x2").parent  # the published instances shipped with the package
 
 
 # Property and fuzz tests draw the same examples on every run (derandomize): CI judges exactly what ran here, and a
@@ -46,10 +47,8 @@ def memory_cap():
 
 
 def shared_instance(name: str) -> Path:
-    path = INSTANCES / name
-    if not path.is_file():
-        pytest.skip(f"shared instance {path} not available (set MF_SCHED_DATA to ../shared/data)")
-    return path
+    """The file of a published instance shipped with mf-sched (``mf_sched/data/instances``)."""
+    return published_instance_path(name)
 
 
 @pytest.fixture

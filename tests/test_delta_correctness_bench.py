@@ -3,6 +3,7 @@ binomial bounds and its random instances."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -56,4 +57,6 @@ def test_quick_mode_on_a_tiny_configuration(tmp_path):
     assert summary[("iise", 0.5)]["cost_over_zeta1_median"] is not None
     assert summary[("se", 1.0)]["claim"].startswith("Even-Dar")
     assert res["meta"]["quick"] and res["meta"]["delta"] == 0.1
+    if importlib.util.find_spec("matplotlib") is None:  # everything above holds without it; the plot needs it
+        pytest.skip("matplotlib (the 'bench' extra) is not installed: the benchmark writes no plot")
     assert out.with_suffix(".png").exists()

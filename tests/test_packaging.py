@@ -46,6 +46,8 @@ def test_wheel_contains_and_imports_integrations(tmp_path):
     assert "mf_sched/integrations/__init__.py" in names
     assert "mf_sched/policies/se.py" in names or "mf_sched/policies/successive_elimination.py" in names
     assert not any(n.startswith(("integrations/", "tests/")) for n in names)
+    # the published instances (and their sources and licences) ship with the package: docs need no ../shared
+    assert "mf_sched/data/instances/poiani2024-5x2.json" in names and "mf_sched/data/instances/README.md" in names
     target = tmp_path / "site"
     out = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
@@ -57,7 +59,7 @@ def test_wheel_contains_and_imports_integrations(tmp_path):
     code = (
         "import mf_sched, mf_sched.integrations, mf_sched.cli; "
         "print(mf_sched.__file__); print(mf_sched.integrations.__file__); "
-        "print(sorted(mf_sched.list_policies()))"
+        "print(sorted(mf_sched.list_policies())); print(mf_sched.published_instance('poiani2024-5x2').K)"
     )
     env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}
     res = subprocess.run(
@@ -67,3 +69,4 @@ def test_wheel_contains_and_imports_integrations(tmp_path):
     lines = res.stdout.splitlines()
     assert lines[0].startswith(str(target)) and lines[1].startswith(str(target))
     assert "se" in lines[2] and "hyperband" in lines[2]
+    assert lines[3] == "5"  # a published instance, read from the installed wheel

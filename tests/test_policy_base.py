@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import inspect
 import typing
+import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 
-from mf_sched import FidelityLadder, get_policy, list_policies
+from mf_sched import FidelityLadder, Instance, get_policy, list_policies, policy_for, run_policy
 from mf_sched._validate import check_choice, check_delta, check_int, check_numbers, check_real
 from mf_sched.noise import SubGaussian
-from mf_sched.policy import RoundPolicy
+from mf_sched.policy import NotStoppingWarning, RoundPolicy
 from mf_sched.registry import build_policy
 
 LADDER = FidelityLadder([1.0, 4.0], [0.2, 0.0])
@@ -142,3 +143,58 @@ def test_check_choice_delta_numbers():
         check_numbers("v", "12")
     with pytest.raises(ValueError, match=r"v\[1\] must be a number, got 'x'"):
         check_numbers("v", [1, "x"])
+
+
+# ---------------------------------------------------------------------------------------------- a run that never stops
+def _readme_loop(policy: Any, means: list[float], max_pulls: int) -> None:
+    """The README's quickstart loop (``while not policy.done``), with Gaussian noise around ``means``."""
+    rng = np.random.default_rng(0)
+    while not policy.done and policy.n_pulls < max_pulls:
+        pull = policy.ask()
+        policy.tell(pull, float(np.clip(means[pull.arm] + rng.normal(0.0, 0.1), 0.0, 1.0)))
+
+
+@pytest.mark.parametrize("name", ["se", "iise"])
+def test_tied_best_arms_warn_that_the_readme_loop_would_never_stop(name):
+    """Issue 24 (4): the README's loop with means [0.7, 0.7, 0.5, 0.4] ran 1.9 million pulls with no word. Now the
+    policy warns once, after max(100,000, 1,000·K·M) pulls, naming the tie and the arguments that make it stop."""
+    ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.20, 0.05, 0.0], resources=[1, 3, 9])
+    policy = get_policy(name)(n_arms=4, ladder=ladder, delta=0.05, seed=0)
+    assert policy.stall_warning_pulls == 100_000
+    with pytest.warns(NotStoppingWarning, match=r"100,000 pulls without stopping.*tie.*budget=Λ") as caught:
+        _readme_loop(policy, [0.7, 0.7, 0.5, 0.4], max_pulls=100_005)
+    assert not policy.done and len(caught) == 1
+    assert ("epsilon=ε (it then stops" in str(caught[0].message)) == (name == "iise")  # se has no ε
+    assert caught[0].filename == __file__  # it points at the user's loop
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotStoppingWarning)
+        _readme_loop(policy, [0.7, 0.7, 0.5, 0.4], max_pulls=101_000)  # once only
+
+
+def test_no_warning_where_the_policy_stops_or_is_capped():
+    ladder = FidelityLadder([1.0])
+    tied = [0.7, 0.7, 0.5]
+    quiet = [
+        get_policy("iise")(n_arms=3, ladder=ladder, delta=0.05, epsilon=0.3, seed=0),  # stops with ε
+        get_policy("se")(n_arms=3, ladder=ladder, delta=0.05, budget=3_000, seed=0),  # a cost cap
+        get_policy("uniform")(n_arms=3, ladder=ladder, delta=0.05, rounds=2_000, seed=0),  # its own schedule
+        get_policy("se")(n_arms=3, ladder=ladder, delta=0.05, seed=0),  # silenced below
+    ]
+    quiet[-1].stall_warning_pulls = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotStoppingWarning)
+        for p in quiet:
+            if p.stall_warning_pulls is not None:
+                p.stall_warning_pulls = 500
+            _readme_loop(p, tied, max_pulls=8_000)
+        assert quiet[0].done and quiet[1].done and quiet[2].done and not quiet[3].done
+        inst = Instance([[0.7], [0.7], [0.5]], ladder, {"kind": "gaussian", "sigma": 0.1})
+        p = policy_for("se", inst, delta=0.05, seed=0)
+        p.stall_warning_pulls = 100
+        run_policy(p, inst, seed=0, max_pulls=5_000)  # the simulator caps the run itself
+    with warnings.catch_warnings(), pytest.raises(NotStoppingWarning, match=r"arms \[0, 1\] tie for the best"):
+        warnings.simplefilter("error", NotStoppingWarning)  # uncapped, it would run for ever: said before it starts
+        run_policy(policy_for("se", inst, delta=0.05, seed=0), inst, seed=0)
+    assert get_policy("ucb1")(n_arms=3, ladder=ladder).stall_warning_pulls is None  # regret: no stopping rule
+    with pytest.raises(ValueError, match="stall_warning_pulls"):
+        quiet[0].stall_warning_pulls = 0

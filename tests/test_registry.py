@@ -10,6 +10,7 @@ import pytest
 
 from mf_sched import FidelityLadder, Policy, get_policy, list_policies
 from mf_sched._serialize import StateFormatError
+from mf_sched.policy import RoundPolicy
 from mf_sched.registry import RENAMED, canonical_name
 
 LADDER = FidelityLadder([1.0, 10.0], [0.2, 0.0])
@@ -61,3 +62,28 @@ def test_a_config_that_does_not_fit_the_saved_arrays_is_refused_before_the_polic
     with pytest.raises(StateFormatError, match="n_arms = 40268288 but its count table has 3 rows"):
         Policy.from_state_dict(bad)
     assert Policy.from_state_dict(state).n_arms == 3
+
+
+def test_a_policy_class_refuses_a_state_saved_by_another_policy():
+    """Issue 24 (8): ``get_policy("iise").from_state_dict(state_saved_by_se)`` returned a SuccessiveElimination."""
+    ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], gamma=[0.1, 0.05, 0.0])
+    se = get_policy("se")(n_arms=4, ladder=ladder, delta=0.05, seed=0)
+    se.tell(se.ask(), 0.5)
+    state = json.loads(json.dumps(se.state_dict()))
+    with pytest.raises(StateFormatError, match=r"saved by policy 'se' \(SuccessiveElimination\), not 'iise' \(IISE\)"):
+        get_policy("iise").from_state_dict(state)
+    with pytest.raises(StateFormatError, match="not 'iise-gamma'"):  # a subclass of IISE is not an SE either
+        get_policy("iise-gamma").from_state_dict(state)
+    assert type(get_policy("se").from_state_dict(state)).__name__ == "SuccessiveElimination"
+    assert type(Policy.from_state_dict(state)).__name__ == "SuccessiveElimination"  # any policy: as before
+    iise = get_policy("iise")(n_arms=4, ladder=ladder, delta=0.05, seed=0)
+    with pytest.raises(StateFormatError, match="not 'iise'"):  # IISE-γ's state is not an IISE's, though a subclass
+        get_policy("iise").from_state_dict(get_policy("iise-gamma")(n_arms=4, ladder=ladder, seed=0).state_dict())
+    with pytest.raises(StateFormatError, match="which is not a RoundPolicy"):  # an abstract base checks the kind
+        RoundPolicy.from_state_dict(get_policy("ucb1")(n_arms=4, ladder=ladder, seed=0).state_dict())
+    assert type(RoundPolicy.from_state_dict(iise.state_dict())).__name__ == "IISE"
+
+    class MyIISE(get_policy("iise")):  # type: ignore[misc,valid-type]
+        pass
+
+    assert type(MyIISE.from_state_dict(iise.state_dict())) is MyIISE  # a user's subclass is rebuilt as itself

@@ -1,7 +1,7 @@
 """Command line: ``mf-sched policies``, ``mf-sched simulate``, ``mf-sched calibrate`` and ``mf-sched report``.
 
     mf-sched policies [--json]
-    mf-sched simulate --policy NAME --instance FILE [--delta D] [--runs N] [--seed S] [--workers W]
+    mf-sched simulate --policy NAME --instance FILE|NAME [--delta D] [--runs N] [--seed S] [--workers W]
                       [--budget B] [--param KEY=VALUE ...] [--completion random|batch]
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
                       [--json] [--per-run] [--no-progress] [--no-bounds] [--bounds-time-limit S]
@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -57,7 +58,7 @@ from mf_sched.cli._common import (
 )
 from mf_sched.cli._report_cli import add_report
 from mf_sched.registry import get_policy, list_policies
-from mf_sched.sim.instance import AssumptionWarning, load_instance
+from mf_sched.sim.instance import AssumptionWarning, load_instance, published_instance_path, published_instances
 from mf_sched.sim.simulate import run_many
 
 __all__ = ["main", "SUBCOMMANDS"]
@@ -97,7 +98,10 @@ def _add_simulate(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a policy on a simulated instance over many seeds")
     p.add_argument("--policy", required=True, help="registered policy name (see `mf-sched policies`)")
     p.add_argument(
-        "--instance", required=True, help="instance JSON file (format: mf_sched.sim.instance module docstring)"
+        "--instance",
+        required=True,
+        help="instance JSON file (format: mf_sched.sim.instance module docstring), or the name of a published "
+        "instance shipped with mf-sched (" + ", ".join(published_instances()) + ")",
     )
     p.add_argument(
         "--delta", type=_delta, default=None, help="confidence δ in (0, 1) for δ-correct policies (default: theirs)"
@@ -203,6 +207,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from mf_sched.constrained.instance import is_constrained_file
 
     delta_given = args.delta is not None or any(k == "delta" for k, _ in args.param)
+    if not os.path.exists(args.instance) and args.instance.removesuffix(".json") in published_instances():
+        args.instance = str(published_instance_path(args.instance))  # a shipped instance, by name
     if is_constrained_file(args.instance):  # reward + costs per pull, thresholds: SFSR / USLP
         return cli_simulate(args)
     params = _split_params(args)

@@ -319,7 +319,10 @@ class IISE(RoundPolicy):
             for the lower convex hull on which Assumption 1 holds. Default: all (the paper's experiments).
             Not combinable with ``thresholds`` (give ``+inf`` thresholds instead).
         epsilon: ε ≥ 0; with ε > 0 stop as soon as ``4(B + ξ_m) ≤ ε`` and return an ε-optimal arm
-            (§4.3; **reconstructed rule**, see the module docstring). 0: exact best arm.
+            (§4.3; **reconstructed rule**, see the module docstring). 0: exact best arm — which never stops when
+            two arms share the best mean (Theorem 2 assumes a unique best arm): pass ``epsilon`` or ``budget``
+            where a tie is possible; without them the policy warns after
+            :attr:`~mf_sched.policy.Policy.stall_warning_pulls` pulls (:class:`~mf_sched.policy.NotStoppingWarning`).
         radius: ``"theory"`` (``B(t, δ/(KM))``, the paper) or ``"practical"`` (the heuristic LIL radius of
             Poiani et al. 2024's IISE baseline; not covered by Theorem 2).
     """

@@ -12,7 +12,10 @@ released code fixes the constants we use (``riccardopoiani/mf-bai``, ``Successiv
   ``α_t = √(log(4Kt²/δ)/t)`` for [0, 1] rewards; Poiani's sub-Gaussian form is the same rule with the
   Hoeffding constant ``σ = 1/2``);
 * eliminations within a round are simultaneous (computed from one snapshot);
-* it stops when one arm is left and recommends it (δ-correct).
+* it stops when one arm is left and recommends it (δ-correct). Two arms with the same best mean are never
+  separated, so it never stops on a tie: give it a ``budget`` where one is possible (SE has no ε); without one it
+  warns after :attr:`~mf_sched.policy.Policy.stall_warning_pulls` pulls
+  (:class:`~mf_sched.policy.NotStoppingWarning`).
 
 With a single fidelity this is exactly IISE with ``M = 1`` and δ/K in place of δ/(KM).
 

@@ -96,6 +96,10 @@ class Uniform(ArmSumRoundPolicy):
     def _round_complete(self) -> None:
         self._t += 1
 
+    @property
+    def open_ended(self) -> bool:
+        return self.rounds is None and super().open_ended  # a fixed schedule ends by itself
+
     def _recommend(self) -> Recommendation:
         if self._identified >= 0:
             return self._answer(self._identified, certified=True, details={"rounds": self._t})

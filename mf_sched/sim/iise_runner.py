@@ -53,7 +53,7 @@ from mf_sched._parallel import run_seeded, split_seed
 from mf_sched.policies.iise import IISE
 from mf_sched.registry import get_policy
 from mf_sched.sim.instance import Instance
-from mf_sched.sim.simulate import RunResult, Summary, policy_for, run_policy, summarize
+from mf_sched.sim.simulate import RunResult, Summary, check_stopping, policy_for, run_policy, summarize
 
 __all__ = ["run_iise_fast", "run_many_fast", "phase_skip_bound", "FastStats"]
 
@@ -182,6 +182,7 @@ def run_iise_fast(
         raise ValueError("policy and instance disagree on the number of arms or fidelities")
     if policy.budget is not None:
         raise ValueError("run_iise_fast does not model a budget; use mf_sched.run_policy")
+    check_stopping(policy, instance, capped=False)  # tied best arms and no ε: warn now (it never ends)
     rng = np.random.default_rng(seed)
     st = stats_out if stats_out is not None else FastStats()
     nb = 16  # rounds per block: doubles while nothing fires, shrinks to the gap between eliminations

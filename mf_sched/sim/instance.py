@@ -27,6 +27,7 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,7 +38,17 @@ from mf_sched.noise import Bounded, NoiseModel, SubGaussian
 
 T = TypeVar("T")
 
-__all__ = ["Instance", "Sampler", "NoiseSpec", "AssumptionWarning", "AssumptionReport", "load_instance"]
+__all__ = [
+    "Instance",
+    "Sampler",
+    "NoiseSpec",
+    "AssumptionWarning",
+    "AssumptionReport",
+    "load_instance",
+    "published_instance",
+    "published_instances",
+    "published_instance_path",
+]
 
 _MAX_FILE_BYTES = 256 * 1024 * 1024
 _KINDS = ("gaussian", "bernoulli", "truncated_gaussian")
@@ -482,6 +493,41 @@ def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instanc
         if not rep.ok:
             warnings.warn(f"{p.name}: {rep.summary()}", AssumptionWarning, stacklevel=2)
     return inst
+
+
+# ------------------------------------------------------------------------------------------ shipped instances
+_PUBLISHED = ("data", "instances")
+
+
+def published_instances() -> list[str]:
+    """The names of the published instances shipped with mf-sched (Poiani et al. 2022, Table 1; Poiani et al.
+    2024, §6 and appendix), for :func:`published_instance`. Their sources and licences:
+    ``mf_sched/data/instances/README.md``.
+
+    >>> published_instances()[:3]
+    ['poiani2022-synthetic-a', 'poiani2022-synthetic-b', 'poiani2022-yahtzee']
+    """
+    folder = resources.files("mf_sched").joinpath(*_PUBLISHED)
+    return sorted(f.name[: -len(".json")] for f in folder.iterdir() if f.name.endswith(".json"))
+
+
+def published_instance_path(name: str) -> Path:
+    """The file of the shipped published instance ``name`` (see :func:`published_instances`); ValueError naming
+    the accepted names otherwise."""
+    names = published_instances()
+    if not isinstance(name, str) or name.removesuffix(".json") not in names:
+        raise ValueError(f"name = {name!r} is not a published instance; accepted: {', '.join(names)}")
+    return Path(str(resources.files("mf_sched").joinpath(*_PUBLISHED, name.removesuffix(".json") + ".json")))
+
+
+def published_instance(name: str, *, warn: bool = True) -> Instance:
+    """A published instance shipped with mf-sched, loaded and validated as :func:`load_instance` does.
+
+    >>> inst = published_instance("poiani2024-5x2")
+    >>> inst.K, inst.M, inst.best_arm, inst.source.split(" (NeurIPS)")[0]
+    (5, 2, 4, 'Poiani, Degenne, Kaufmann, Metelli, Restelli 2024')
+    """
+    return load_instance(published_instance_path(name), warn=warn)
 
 
 class Sampler:

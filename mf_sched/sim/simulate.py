@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,12 +41,13 @@ import numpy as np
 
 from mf_sched._parallel import run_seeded, split_seed
 from mf_sched._validate import check_optional_int
-from mf_sched.policy import Policy, Recommendation
+from mf_sched.policy import NotStoppingWarning, Policy, Recommendation
 from mf_sched.registry import build_policy, get_policy
 from mf_sched.sim.bounds import instance_lower_bound, instance_tight_lower_bound
 from mf_sched.sim.instance import Instance
 
 __all__ = [
+    "check_stopping",
     "run_policy",
     "run_many",
     "policy_for",
@@ -164,6 +166,35 @@ def _check_workers(workers: int | None) -> int:
     return check_optional_int("workers", workers, none="unlimited")  # type: ignore[return-value]
 
 
+def check_stopping(policy: Policy, instance: Instance, *, capped: bool) -> None:
+    """What a simulator does about a run that may never stop, before it starts: it knows the instance, so the
+    policy's own :class:`~mf_sched.policy.NotStoppingWarning` (a guess from its pull count) is turned off, and a
+    fixed-confidence policy that nothing but its stopping rule can end (:attr:`~mf_sched.policy.Policy.open_ended`)
+    on an instance whose best arms are tied gets that warning at once, unless the run is ``capped`` (a
+    budget or a pull cap).
+
+    >>> import warnings
+    >>> from mf_sched import FidelityLadder
+    >>> inst = Instance([[0.7], [0.7], [0.2]], FidelityLadder([1.0]), {"kind": "bernoulli"})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     check_stopping(policy_for("se", inst, delta=0.1), inst, capped=False)
+    >>> str(caught[0].message)[:44]
+    'arms [0, 1] tie for the best true mean 0.7: '
+    """
+    policy.stall_warning_pulls = None
+    if capped or policy.objective != "best-arm" or instance.has_unique_best or not policy.open_ended:
+        return
+    true = instance.true_means
+    tied = [int(a) for a in np.flatnonzero(true == true.max())]
+    warnings.warn(
+        f"arms {tied} tie for the best true mean {float(true.max()):.6g}: policy {policy.name!r} cannot tell them "
+        "apart and will never stop; pass max_pulls= or budget= (or epsilon=ε to a policy that takes it)",
+        NotStoppingWarning,
+        stacklevel=3,
+    )
+
+
 def run_policy(
     policy: Policy,
     instance: Instance,
@@ -205,6 +236,7 @@ def run_policy(
     check_optional_int("max_pulls", max_pulls)
     if budget is None and policy.budget is None and max_pulls is None and policy.objective == "regret":
         raise ValueError(f"policy {policy.name!r} never stops by itself: give a budget (the capital Λ)")
+    check_stopping(policy, instance, capped=budget is not None or max_pulls is not None)
     W = _check_workers(workers)
     rng = np.random.default_rng(seed)
     sampler = instance.sampler(rng, semantics=semantics)

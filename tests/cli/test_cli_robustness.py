@@ -156,6 +156,29 @@ def _group_alive(pgid: int) -> list[str]:
     return alive
 
 
+def _as_from_a_terminal() -> None:  # pragma: no cover - runs in the child, before exec
+    """The CLI as started from a terminal, where Ctrl-C interrupts it: SIGINT at its default action. A test run
+    started in the background (``make test &``, a CI runner) has SIGINT ignored, and its children inherit that: the
+    CLI would then never see the Ctrl-C the test sends (these tests timed out in such a run, passing alone)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _busy_workers(pgid: int, cpu_seconds: float) -> list[str]:
+    """The group's multiprocessing workers (spawned: ``multiprocessing.spawn`` in their command line) that have
+    used at least ``cpu_seconds`` of CPU time."""
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = []
+    for pid in _group_alive(pgid):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if b"multiprocessing.spawn" in cmd and (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:
+            busy.append(pid)
+    return busy
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to find the worker processes")
 @pytest.mark.parametrize("target", ["group", "parent"])
 def test_ctrl_c_stops_simulate_with_jobs(tied_file, target):
@@ -166,26 +189,85 @@ def test_ctrl_c_stops_simulate_with_jobs(tied_file, target):
     cmd += ["--instance", tied_file, "--runs", "40", "--jobs", "2", "--max-pulls", "1000000000"]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env=env,
+        preexec_fn=_as_from_a_terminal,
     )
     try:
-        deadline = time.monotonic() + 60
-        while len(_group_alive(p.pid)) < 3 and time.monotonic() < deadline:  # the CLI and its two workers
+        # wait until both workers run their (endless) runs: each has used a CPU second (its start-up, imports
+        # included, takes less); on a loaded machine that can take a while, so the deadlines are generous
+        deadline = time.monotonic() + 120
+        while len(_busy_workers(p.pid, cpu_seconds=1.0)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1.0)  # let the workers start their (endless) runs
-        assert p.poll() is None
+        assert p.poll() is None and len(_busy_workers(p.pid, cpu_seconds=1.0)) == 2
         if target == "group":
             os.killpg(p.pid, signal.SIGINT)
         else:
             os.kill(p.pid, signal.SIGINT)
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=120)
     finally:
         if p.poll() is None:  # pragma: no cover - only when the test fails
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
     assert p.returncode == 130
     assert "interrupted" in err and "Traceback" not in err
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
+    while _group_alive(p.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _group_alive(p.pid) == []
+
+
+_CTRL_C_AT_START = """
+import os, signal, sys
+from concurrent.futures import ProcessPoolExecutor
+
+submit = ProcessPoolExecutor.submit
+
+
+def ctrl_c_while_starting(self, fn, *args, **kwargs):
+    if not getattr(ctrl_c_while_starting, "sent", False):  # the first worker is about to be started
+        ctrl_c_while_starting.sent = True
+        os.killpg(0, signal.SIGINT)  # Ctrl-C at the terminal: the whole process group
+    return submit(self, fn, *args, **kwargs)
+
+
+ProcessPoolExecutor.submit = ctrl_c_while_starting
+from mf_sched.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to find the worker processes")
+def test_ctrl_c_while_the_workers_start_is_not_lost(tied_file):
+    """Issue 24 (10): the CLI ignored SIGINT while it started its workers (so that they would be born ignoring it),
+    and a Ctrl-C in that window was dropped: ``simulate --jobs 2`` on tied arms then ran on for ever. Now the Ctrl-C
+    stays pending while the workers start and stops the run (exit 130, no worker left, no traceback)."""
+    args = ["simulate", "--no-progress", "--policy", "se", "--instance", tied_file, "--runs", "40", "--jobs", "2"]
+    args += ["--max-pulls", "1000000000"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen(
+        [sys.executable, "-c", _CTRL_C_AT_START, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
+        env=env,
+    )
+    try:
+        out, err = p.communicate(timeout=120)  # generous for a loaded machine: without the fix it never ends
+    finally:
+        if p.poll() is None:  # pragma: no cover - only when the test fails
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    deadline = time.monotonic() + 60
     while _group_alive(p.pid) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _group_alive(p.pid) == []

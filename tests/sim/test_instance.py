@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from conftest import SHARED_DATA, shared_instance
 
-from mf_sched import AssumptionWarning, FidelityLadder, Instance, load_instance
+from mf_sched import AssumptionWarning, FidelityLadder, Instance, load_instance, published_instance, published_instances
+from mf_sched.cli import main as cli_main
+from mf_sched.sim.instance import published_instance_path
 
 VALID = {
     "means": [[0.4, 0.5], [0.5, 0.6]],
@@ -136,6 +138,32 @@ def test_all_shared_instances_load(name):
         warnings.simplefilter("always")
         inst = load_instance(shared_instance(name))
     assert inst.K >= 2 and inst.has_unique_best
+
+
+def test_the_published_instances_ship_with_the_package_with_their_source_and_licence(capsys):
+    """Issue 24 (10): the docs loaded ../shared/data/instances/poiani2024-5x2.json, absent from a fresh clone."""
+    names = published_instances()
+    assert names == [
+        "poiani2022-synthetic-a",
+        "poiani2022-synthetic-b",
+        "poiani2022-yahtzee",
+        "poiani2024-4x5",
+        "poiani2024-5x2",
+        "poiani2024-lucb-nonstop",
+        "poiani2024-mu2",
+        "poiani2024-mu3",
+    ]
+    for name in names:
+        inst = published_instance(name, warn=False)
+        assert inst.name == name and "MIT" in inst.source and "riccardopoiani/" in inst.source
+    notice = (published_instance_path("poiani2024-5x2").parent / "README.md").read_text()
+    assert notice.count("Permission is hereby granted") == 2  # both repositories' MIT notices
+    assert published_instance("poiani2024-5x2.json").best_arm == 4
+    with pytest.raises(ValueError, match="is not a published instance; accepted: poiani2022-synthetic-a"):
+        published_instance("poiani2099")
+    assert cli_main(["simulate", "--policy", "se", "--instance", "poiani2024-5x2", "--runs", "2", "--no-bounds",
+                     "--no-progress", "--json"]) == 0  # fmt: skip
+    assert '"runs": 2' in capsys.readouterr().out
 
 
 def test_synthetic_a_arm1_violation_is_flagged():
