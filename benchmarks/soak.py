@@ -89,7 +89,7 @@ def optuna_worker(url: str, name: str, log_dir: str, seed: int, configs: int) ->
         x = trial.suggest_categorical("x", list(range(configs)))
         rng = random.Random(x)
         v = math.nan
-        log.write(f"S {trial.number}\n")  # the trial's objective starts ...
+        log.write(f"S {trial.number} {time.time()!r}\n")  # the trial's objective starts ...
         log.flush()
         try:
             for epoch in range(1, EPOCHS + 1):
@@ -101,7 +101,7 @@ def optuna_worker(url: str, name: str, log_dir: str, seed: int, configs: int) ->
                 if trial.should_prune():
                     raise optuna.TrialPruned()
         finally:
-            log.write(f"E {trial.number}\n")  # ... and ends
+            log.write(f"E {trial.number} {time.time()!r}\n")  # ... and ends
             log.flush()
         return v
 
@@ -122,10 +122,35 @@ def _last_line(path: Path) -> list[str]:
     return lines[-1].split() if lines else []
 
 
-def _read_log(log_dir: Path) -> tuple[dict[tuple[int, int], float], list[int]]:
-    """(trial, epoch) -> value reported, and the trials whose worker died while deciding them."""
+def _duplicates(evaluated: dict[int, list], spans: dict[int, list[float]]) -> tuple[int, int, list]:
+    """``(duplicates, re-runs, the duplicates' trials)`` over each configuration's trials. A duplicate is work the race
+    never asked for: a configuration trained to the top more than once (an extra COMPLETE trial), or an objective
+    that ran while another trial's objective ran the same configuration (two workers holding one configuration;
+    ``spans``: when each trial's objective ran, from the workers' logs). A re-run is any other evaluation after the
+    first: the anytime schedule runs a paused configuration again (an ordinary objective has no checkpoint), and a
+    failed trial is retried."""
+    dup = rerun = 0
+    detail = []
+    for ts in evaluated.values():
+        done = sum(1 for t in ts if t.state.name == "COMPLETE")
+        runs = sorted((spans[t.number], t.number) for t in ts if t.number in spans)
+        overlap = sum(1 for (a, _), (b, _) in zip(runs, runs[1:]) if b[0] < a[1])
+        extra = max(0, done - 1) + overlap
+        dup += extra
+        rerun += max(0, len(ts) - 1 - extra)
+        if extra:
+            detail.append(
+                [(t.number, t.state.name, spans.get(t.number), bool(t.system_attrs.get("mf:paused"))) for t in ts]
+            )
+    return dup, rerun, detail
+
+
+def _read_log(log_dir: Path) -> tuple[dict[tuple[int, int], float], list[int], dict[int, list[float]]]:
+    """(trial, epoch) -> value reported, the trials whose worker died while deciding them, and when each trial's
+    objective ran (trial -> [start, end]; end is infinite for a worker killed in the objective)."""
     values: dict[tuple[int, int], float] = {}
     decided: list[int] = []
+    spans: dict[int, list[float]] = {}
     for f in log_dir.glob("*.log"):
         for line in f.read_text().splitlines():
             p = line.split()
@@ -133,7 +158,10 @@ def _read_log(log_dir: Path) -> tuple[dict[tuple[int, int], float], list[int]]:
                 values[(int(p[0]), int(p[2]))] = float(p[3])
             elif len(p) == 2 and p[0] == "D":
                 decided.append(int(p[1]))
-    return values, decided
+            elif len(p) == 3 and p[0] in ("S", "E"):
+                span = spans.setdefault(int(p[1]), [math.inf, math.inf])
+                span[0 if p[0] == "S" else 1] = float(p[2])
+    return values, decided, spans
 
 
 def soak_optuna(
@@ -224,7 +252,7 @@ def soak_optuna(
     optuna.storages.fail_stale_trials(study)  # what the next worker would do first: the last dead trials end
     trials = study.get_trials(deepcopy=False)
     by_number = {t.number: t for t in trials}
-    logged, died_deciding = _read_log(log_dir)
+    logged, died_deciding, spans = _read_log(log_dir)
     for k in kills:  # what each killed worker was doing when it died: the last line of its log
         last = _last_line(log_dir / f"{k['pid']}.log")
         if last[:1] == ["D"]:
@@ -237,9 +265,11 @@ def soak_optuna(
     rec = MFSampler().recommendation(study)
     states = collections.Counter(t.state.name for t in trials)
     surplus = sum(1 for t in trials if t.system_attrs.get("mf:surplus"))
-    evaluated = collections.Counter(
-        t.params["x"] for t in trials if "x" in t.params and not t.system_attrs.get("mf:surplus")
-    )
+    evaluated = collections.defaultdict(list)  # configuration -> its trials (surplus trials evaluate nothing)
+    for t in trials:
+        if "x" in t.params and not t.system_attrs.get("mf:surplus"):
+            evaluated[t.params["x"]].append(t)
+    duplicates, reruns, dup_detail = _duplicates(evaluated, spans)
     mid_trial = [k for k in kills if k["when"] == "mid-trial"]
     # the trials retried (Optuna's RetryFailedTrialCallback lists them in each retry's "retry_history"; a retry of a
     # retry keeps the first one's "failed_trial")
@@ -254,7 +284,9 @@ def soak_optuna(
         "trials": len(trials),
         "states": dict(states),
         "surplus": surplus,
-        "duplicate_evaluations": sum(n - 1 for n in evaluated.values()),
+        "duplicate_evaluations": duplicates,
+        "reruns": reruns,
+        "duplicates_detail": dup_detail,
         "wall_s": wall,
         "trials_per_s": len(trials) / wall,
         "kills_mid_trial": len(mid_trial),

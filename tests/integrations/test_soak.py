@@ -30,7 +30,7 @@ def test_optuna_eight_workers_on_postgres_killed_mid_trial_and_mid_decision(post
     assert hit["kills_mid_trial"] == 6 and hit["kills_mid_decision"] == 3
     assert hit["killed_trials_failed"] and hit["killed_trials_retried"] and hit["decision_trials_failed"]
     assert hit["workers_started"] >= 8 + 9 - 1 and hit["workers_alive_max"] == 8  # the load was held
-    assert clean["duplicate_evaluations"] == 0  # two workers never keep one configuration
+    assert clean["duplicate_evaluations"] == 0, clean["duplicates_detail"]  # two workers never keep one configuration
     assert hit["duplicate_evaluations"] <= hit["kills_mid_trial"]  # only the retries of killed trials
 
 
