@@ -911,7 +911,6 @@ class AsyncIISEScheduler(RungScheduler):
 
 STATE_FILE = "mf_sched-scheduler-state.json"
 _STATE_FORMAT = "mf_sched.ray.SchedulerState/1"
-_MAX_STATE_BYTES = 512 * 2**20  # load_certificate refuses larger files (a guard against reading an arbitrary file)
 
 
 class SchedulerStateCallback(tune.Callback):
@@ -998,24 +997,10 @@ def load_certificate(path: str | Path) -> RungCertificate | None:
         >>> load_certificate(d).key is None  # no trial reached the top rung yet
         True
     """
-    p = Path(path)
-    file = p / STATE_FILE if p.is_dir() else p
-    if not file.is_file():
-        raise FileNotFoundError(
-            f"path = {str(p)!r} holds no {STATE_FILE}: pass the experiment directory of a run that had "
-            "SchedulerStateCallback(scheduler) in RunConfig(callbacks=[...])"
-        )
-    if file.stat().st_size > _MAX_STATE_BYTES:
-        raise StateFormatError(f"{file} is larger than {_MAX_STATE_BYTES} bytes: not a scheduler state file")
-    try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise StateFormatError(f"{file} is not valid JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != _STATE_FORMAT:
-        raise StateFormatError(f"{file} is not a scheduler state (format {_STATE_FORMAT!r} expected)")
-    state = doc.get("state")
-    if not isinstance(state, dict) or "engine" not in state:
-        raise StateFormatError(f"{file}: 'state' must be a mapping with the key 'engine'")
+    from mf_sched.visualization._tune import read_state  # the one reader of the state file (validated JSON)
+
+    folder, state = read_state(path)
+    file = folder / STATE_FILE
     if state["engine"] is None:
         return None
     try:

@@ -23,7 +23,7 @@ __all__ = ["STATE_FILE", "STATE_FORMAT", "read_experiment", "read_state"]
 #: the file :class:`~mf_sched.integrations.ray.SchedulerStateCallback` writes into the experiment folder
 STATE_FILE = "mf_sched-scheduler-state.json"
 STATE_FORMAT = "mf_sched.ray.SchedulerState/1"
-_MAX_STATE_BYTES = 512 * 2**20
+_MAX_STATE_BYTES = 512 * 2**20  # refuse larger files (a guard against reading an arbitrary file)
 _MAX_CSV_BYTES = 256 * 2**20
 
 
