@@ -522,6 +522,26 @@ def plot(table: dict, path: Path) -> None:
     save_figure(fig, path)
 
 
+def replot(path: Path, args: argparse.Namespace) -> int:
+    """Tables and plot of a saved run, restricted to ``args.sources``, ``args.K`` and ``args.methods``."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict):
+        print(f"{path}: not a results JSON of benchmarks.anytime (no 'summary' object)", file=sys.stderr)
+        return 2
+    sources = set(args.sources.split(","))
+    ks = {int(k) for k in args.K.split(",")}
+    methods = [m for m in (args.methods or "").split(",") if m]
+    table = {key: v for key, v in data["summary"].items()
+             if isinstance(v, dict) and v.get("source") in sources and v.get("K") in ks
+             and (not methods or any(m in str(v.get("method")) for m in methods))}  # fmt: skip
+    if not table:
+        print(f"{path}: nothing left after filtering by --sources, --K and --methods", file=sys.stderr)
+        return 2
+    print_tables(table)
+    plot(table, (ROOT / args.out).with_suffix(".png"))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 tasks per source, 2 seeds, K = 24")
@@ -538,7 +558,13 @@ def main() -> int:
     ap.add_argument("--dehb-python", default=None,
                     help="python of an environment with dehb 0.1.2 (see benchmarks/dehb_runner.py): adds DEHB to the "
                          "Ray part")  # fmt: skip
+    ap.add_argument("--replot", default=None,
+                    help="a results JSON of an earlier run: print its tables and draw its plot (to --out's .png), "
+                         "only --sources, --K and --methods (comma-separated substrings; default all)")  # fmt: skip
+    ap.add_argument("--methods", default=None, help="with --replot: the methods to show (substrings of their names)")
     args = ap.parse_args()
+    if args.replot:
+        return replot(Path(args.replot), args)
     if args.quick:
         args.seeds, args.tasks, args.K = min(args.seeds, 2), args.tasks or 2, "24"
     sources = [s for s in args.sources.split(",") if s]

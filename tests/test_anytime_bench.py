@@ -152,3 +152,31 @@ def test_syne_tune_peers_give_an_anytime_trajectory(tmp_path):
             assert ans == seen[int(np.argmax(vals)), 0]
     asha, bohb = (next(r for r in raw if r["scheduler"] == s) for s in ("ASHA", "BOHB"))
     assert asha["events"] == bohb["events"]  # every configuration given: BOHB's KDE never chooses; ASHA's rule
+
+
+def test_replot_filters_a_saved_run(tmp_path, capsys):
+    import argparse
+
+    from benchmarks.anytime import PLOT_BUDGETS, replot
+
+    def entry(source: str, K: int, method: str) -> dict:
+        return {"part": "ray", "source": source, "K": K, "method": method, "runs": 2, "K_run_mean": float(K),
+                "regret": {"0.1": 0.1, "0.3": 0.03, "1.0": 0.0}, "regret_median": {"0.1": 0.1, "0.3": 0.03, "1.0": 0.0},
+                "regret_end": 0.0, "epochs_fraction": 0.5, "same_as_full": 1.0, "within": 1.0,
+                "curve": np.linspace(0.2, 0.001, PLOT_BUDGETS.size).tolist()}  # fmt: skip
+
+    summary = {f"ray|{s}|{k}|{m}": entry(s, k, m) for s in ("lcbench", "taskset") for k in (24, 64)
+               for m in ("ASHA (Ray)", "DEHB (from scratch)")}  # fmt: skip
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps({"summary": summary}))
+    out = tmp_path / "fig.png"
+    ns = argparse.Namespace(sources="lcbench", K="24", methods="DEHB", out=str(out))
+    assert replot(saved, ns) == 0
+    printed = capsys.readouterr().out
+    assert "lcbench, K = 24" in printed and "DEHB (from scratch)" in printed
+    assert "ASHA (Ray)" not in printed and "taskset" not in printed and "K = 64" not in printed
+    pytest.importorskip("matplotlib")
+    assert out.exists()
+    (tmp_path / "bad.json").write_text(json.dumps([1, 2]))
+    assert replot(tmp_path / "bad.json", ns) == 2
+    assert replot(saved, argparse.Namespace(sources="deepobs-acc", K="24", methods=None, out=str(out))) == 2
