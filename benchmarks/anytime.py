@@ -25,6 +25,23 @@ ablations: the best-first schedule with the same bound, and today's zero-config 
 (best-first with the unconditional ζ⁺ prior). Every Ray method answers as Tune's
 ``get_best_result(scope="last")`` does (the best latest value; racing's own answer rule is the same).
 
+Peers in their own environments (their pins clash with the project's), added to the Ray part on the same draws
+(configurations, their order, the noise), each scored on its own answer at every budget:
+
+- ``--syne-python`` (syne-tune 0.16, :mod:`benchmarks.syne_tune_runner`): Syne Tune's ASHA and BOHB with its
+  simulator backend on 2 workers (grace period 1, ``max_t`` 27, reduction factor 3), every configuration given as
+  ``points_to_evaluate``. BOHB's KDE searcher then never chooses a configuration (all ``K`` are given, no more are
+  asked for): on a fixed set BOHB is ASHA's stopping rule, and its rows equal Syne Tune's ASHA. The answer: Syne
+  Tune's ``best_config`` rule (the trial with the best value reported at any epoch).
+- ``--dehb-python`` (dehb 0.1.2, :mod:`benchmarks.dehb_runner`): DEHB through ask/tell, the ``K`` configurations
+  as the choices of one categorical (DEHB's own encoding: ``x ∈ [0, 1)`` → choice ``⌊x·K⌋``), fidelities 1–27,
+  eta 3, one job at a time. Two rows from the same run: ``DEHB (resumes checkpoints)`` counts what an objective
+  that keeps a checkpoint per configuration trains (a job at fidelity ``b`` for a configuration trained to ``e``
+  costs ``max(0, b − e)``), ``DEHB (from scratch)`` what DEHB's own examples train (``b`` every job). The answer:
+  DEHB's incumbent (the best value told at any fidelity). DEHB never stops by itself: each row runs to a full
+  search's epochs (the resume counting stops earlier if DEHB has asked 30 jobs per configuration); a job that
+  would end past a budget is cut there, its result never told.
+
 Part ``optuna`` — the same configurations as a categorical parameter (its choices in a random order): TPE with
 Optuna's HyperbandPruner and SuccessiveHalvingPruner (rungs aligned: reduction factor 3, minimum resource 1), TPE
 with MFPruner, and MFSampler + MFPruner on an ordinary objective (each trial trains from scratch) and on a
@@ -34,6 +51,7 @@ trial completes: a configuration drawn at random).
 
     python -m benchmarks.anytime --quick        # 2 tasks per source, 2 seeds, K = 24 (minutes)
     python -m benchmarks.anytime                # every task, 5 seeds, K = 24 and 64 (hours on 2 cores)
+    python -m benchmarks.anytime --part ray --syne-python .venv-syne/bin/python --dehb-python .venv-dehb/bin/python
 
 Prints tables (regret at 0.1×, 0.3×, 1× and with no budget; epochs and agreement with the full search), writes
 ``benchmarks/results/anytime.json`` and ``anytime.png`` (mean regret against epochs, per source family).
@@ -257,6 +275,79 @@ def job(a: tuple) -> list[dict]:
     return rows
 
 
+# ------------------------------------------------------------------------------ Ray part: peers in other environments
+SYNE_METHODS = {"ASHA": "ASHA (Syne Tune)", "BOHB": "BOHB (Syne Tune)"}
+DEHB_METHODS = {"resume": "DEHB (resumes checkpoints)", "scratch": "DEHB (from scratch)"}
+
+
+def budget_trajectory(costs: np.ndarray, answers: np.ndarray, full: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative epochs after each job of ``costs`` and the answer then, stopped at ``full`` epochs: a job that would
+    end past it is cut there (its result never comes; the answer stays the one before it)."""
+    spent = np.cumsum(np.asarray(costs, dtype=float))
+    answers = np.asarray(answers, dtype=int)
+    keep = spent <= full
+    if keep.all():
+        return spent, answers
+    n = int(np.argmin(keep))  # the first job that ends past the budget
+    last = answers[n - 1] if n else -1
+    return np.append(spent[:n], full), np.append(answers[:n], last)
+
+
+def _run_runner(cmd: list[str], label: str) -> None:
+    """Run a peer's runner (another Python environment), its progress lines shown, its other output dropped."""
+    import subprocess
+
+    print(f"{label}: {' '.join(cmd)}", flush=True)
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as p:
+        assert p.stderr is not None
+        tail: list[str] = []
+        for line in p.stderr:
+            tail = (tail + [line])[-20:]
+            if line.startswith(("set ", "DEHB set ")):
+                print(f"  {line.rstrip()}", flush=True)
+    if p.returncode:
+        raise RuntimeError(f"{label} failed (exit {p.returncode}):\n{''.join(tail)}")
+
+
+def peer_rows(jobs: list[tuple], syne_python: str | None, dehb_python: str | None, folder: Path) -> list[dict]:
+    """Syne Tune's ASHA and BOHB (:mod:`benchmarks.syne_tune_runner`) and DEHB (:mod:`benchmarks.dehb_runner`) on
+    every job's curves — the same draw (configurations, their order, the noise) as the Ray schedulers — each in
+    its own environment, all curve sets in one call per peer (one start-up); scored like the Ray schedulers, on
+    each peer's own answer at every budget."""
+    arrays, maximize, seeds = {}, [], []
+    for i, a in enumerate(jobs):
+        source, name, task, seed, K, _ = a
+        true, obs = draw(task, source, name, seed, K)
+        mode = "max" if SOURCES[source][0] == "unit" else "min"
+        arrays[f"curves_{i}"] = obs if mode == "max" else -obs  # what the trainable reports, as in job()
+        maximize.append(mode == "max")
+        seeds.append(seed)
+    npz = folder / "curves.npz"
+    np.savez(npz, **arrays, maximize=np.array(maximize), seed=np.array(seeds, dtype=np.int64))
+    rows: list[dict] = []
+    if syne_python:
+        res = folder / "syne.json"
+        _run_runner([syne_python, str(ROOT / "benchmarks" / "syne_tune_runner.py"), str(npz), str(res),
+                     "--schedulers", ",".join(SYNE_METHODS), "--workers", "2", "--grace-period", "1",
+                     "--reduction-factor", "3"], "Syne Tune")  # fmt: skip
+        for r in json.loads(res.read_text())["results"]:
+            a = jobs[r["set"]]
+            spent = np.arange(1, len(r["events"]) + 1)
+            rows.append(score(a, "ray", SYNE_METHODS[r["scheduler"]], spent, np.asarray(r["answers"]), hang=False))
+    if dehb_python:
+        res = folder / "dehb.json"
+        _run_runner([dehb_python, str(ROOT / "benchmarks" / "dehb_runner.py"), str(npz), str(res), "--budget", "1"],
+                    "DEHB")  # fmt: skip
+        for r in json.loads(res.read_text())["results"]:
+            a = jobs[r["set"]]
+            full = min(a[4], a[2]["true"].shape[0]) * T
+            jobs_ = np.asarray(r["jobs"], dtype=float).reshape(-1, 5)
+            for col, key in ((2, "resume"), (3, "scratch")):
+                spent, answers = budget_trajectory(jobs_[:, col], np.asarray(r["answers"]), full)
+                rows.append(score(a, "ray", DEHB_METHODS[key], spent, answers, hang=False, dehb_jobs=len(r["jobs"])))
+    return rows
+
+
 # ------------------------------------------------------------------------------------------ Optuna part
 OPTUNA_METHODS = (
     "TPE + HyperbandPruner",
@@ -431,6 +522,26 @@ def plot(table: dict, path: Path) -> None:
     save_figure(fig, path)
 
 
+def replot(path: Path, args: argparse.Namespace) -> int:
+    """Tables and plot of a saved run, restricted to ``args.sources``, ``args.K`` and ``args.methods``."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict):
+        print(f"{path}: not a results JSON of benchmarks.anytime (no 'summary' object)", file=sys.stderr)
+        return 2
+    sources = set(args.sources.split(","))
+    ks = {int(k) for k in args.K.split(",")}
+    methods = [m for m in (args.methods or "").split(",") if m]
+    table = {key: v for key, v in data["summary"].items()
+             if isinstance(v, dict) and v.get("source") in sources and v.get("K") in ks
+             and (not methods or any(m in str(v.get("method")) for m in methods))}  # fmt: skip
+    if not table:
+        print(f"{path}: nothing left after filtering by --sources, --K and --methods", file=sys.stderr)
+        return 2
+    print_tables(table)
+    plot(table, (ROOT / args.out).with_suffix(".png"))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="2 tasks per source, 2 seeds, K = 24")
@@ -441,7 +552,19 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--part", default="ray,optuna", help="ray, optuna or both")
     ap.add_argument("--out", default="benchmarks/results/anytime.json")
+    ap.add_argument("--syne-python", default=None,
+                    help="python of an environment with syne-tune 0.16 (see benchmarks/syne_tune_runner.py): adds its "
+                         "ASHA and BOHB to the Ray part")  # fmt: skip
+    ap.add_argument("--dehb-python", default=None,
+                    help="python of an environment with dehb 0.1.2 (see benchmarks/dehb_runner.py): adds DEHB to the "
+                         "Ray part")  # fmt: skip
+    ap.add_argument("--replot", default=None,
+                    help="a results JSON of an earlier run: print its tables and draw its plot (to --out's .png), "
+                         "only --sources, --K and --methods (comma-separated substrings; default all)")  # fmt: skip
+    ap.add_argument("--methods", default=None, help="with --replot: the methods to show (substrings of their names)")
     args = ap.parse_args()
+    if args.replot:
+        return replot(Path(args.replot), args)
     if args.quick:
         args.seeds, args.tasks, args.K = min(args.seeds, 2), args.tasks or 2, "24"
     sources = [s for s in args.sources.split(",") if s]
@@ -472,6 +595,11 @@ def main() -> int:
     rows = []
     if "ray" in parts:
         rows += [r for rs in run_jobs(job, jobs, args.jobs, "Ray runs") for r in rs]
+        if args.syne_python or args.dehb_python:
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as d:
+                rows += peer_rows(jobs, args.syne_python, args.dehb_python, Path(d))
     if "optuna" in parts:
         rows += [r for rs in run_jobs(optuna_job, jobs, args.jobs, "Optuna studies") for r in rs]
     table = summarise(rows)

@@ -1,22 +1,33 @@
 """Syne Tune's ASHA and BOHB on replayed learning curves, with Syne Tune's own simulator backend.
 
-Runs in a separate environment (Syne Tune 0.16 needs ``pandas<3``; the project's environment has pandas 3)::
+Runs in a separate environment (Syne Tune 0.16 needs ``pandas<3``; the project's environment has pandas 3; its
+``blackbox_repository`` imports ``huggingface_hub``, which it does not declare)::
 
-    python -m venv .venv-syne && .venv-syne/bin/pip install "syne-tune==0.16.0" "pandas<3"
+    python -m venv .venv-syne && .venv-syne/bin/pip install "syne-tune==0.16.0" "pandas<3" huggingface_hub
     .venv-syne/bin/python -m benchmarks.syne_tune_runner curves.npz results.json --workers 2 --epoch-seconds 1
 
-Input: an ``.npz`` file (``curves``: ``K × T`` floats, NaN allowed; or a batch ``curves_0``, ``curves_1``, …;
+Input: an ``.npz`` file (``curves``: ``K × T`` floats, NaN allowed; or a batch ``curves_0``, ``curves_1``, …, with
+optionally ``maximize``, one bool per set, and ``seed``, one int per set, overriding ``--mode`` and ``--seeds``;
 loaded with ``allow_pickle=False``) or a ``.json`` file (``{"curves": [[...], ...]}``). Each row is one
 configuration; ``curves[k, e - 1]`` is its metric
 after epoch ``e``. Every configuration is evaluated once, in row order (``points_to_evaluate``; no more trials
 are started), on ``--workers`` simulated workers, each epoch taking ``--epoch-seconds`` of simulated time
 (Syne Tune's ``UserBlackboxBackend`` over a ``BlackboxTabular`` of the curves, with ``SimulatorCallback``).
 
-Output JSON, per scheduler and seed: epochs trained per row, the rows that reached epoch ``T``, the answer (the
-best of them at ``T``), total epochs, simulated makespan and the wall time of the run. Syne Tune 0.16 has no
-synchronous Hyperband or DEHB any more (removed with its legacy baselines), and its ASHA only stops trials
-(no pause/promotion), so ASHA (Ray's stopping rule with a rank test) and BOHB (ASHA with a KDE searcher, which
-here only reorders nothing: every configuration is given) are what it can run on fixed curves.
+Output JSON, per curve set, scheduler and seed: epochs trained per row, the rows that reached epoch ``T``, ``best``
+(the best of those at ``T``), total epochs, simulated makespan and the wall time of the run; and the anytime
+trajectory: ``events`` (``[row, epoch]`` per result, in the order of simulated time: one epoch trained each) with
+``answers`` (Syne Tune's own answer after each result: ``Tuner.best_config``'s rule, the trial with the best
+metric reported at any epoch so far).
+
+Syne Tune 0.16 has no synchronous Hyperband or DEHB any more (removed with its legacy baselines), and its ASHA only
+stops trials (no pause/promotion). ``ASHA`` is Syne Tune's ``AsynchronousSuccessiveHalving`` with a random searcher
+(one bracket); ``BOHB`` is the same scheduler with the ``kde`` searcher (Falkner et al., ICML 2018: a TPE-like
+density ratio fitted on the trials' latest values). On a fixed set of configurations, every one of them given as
+``points_to_evaluate`` and none suggested beyond them, the searcher never chooses a configuration: BOHB's KDE is
+not used, and BOHB *is* ASHA's stopping rule on the same trials (the two differ at most through their random
+seeds). That is what BOHB can be on a benchmark whose candidates are fixed in advance; its model would only matter
+if it were free to sample new configurations.
 """
 
 from __future__ import annotations
@@ -51,6 +62,19 @@ def load_curve_sets(path: Path) -> list[np.ndarray]:
                     out.append(c)
             return out
     return [load_curves(path)]
+
+
+def load_set_options(path: Path, n_sets: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per-set ``maximize`` (bools) and ``seed`` (ints) of an ``.npz`` batch, when it has them; validated."""
+    if path.suffix != ".npz":
+        return None, None
+    with np.load(path, allow_pickle=False) as f:
+        maximize = np.asarray(f["maximize"], dtype=bool) if "maximize" in f.files else None
+        seed = np.asarray(f["seed"], dtype=np.int64) if "seed" in f.files else None
+    for name, arr in (("maximize", maximize), ("seed", seed)):
+        if arr is not None and arr.shape != (n_sets,):
+            raise ValueError(f"{path}: {name} must hold one value per curve set ({n_sets}); got shape {arr.shape}")
+    return maximize, seed
 
 
 def load_curves(path: Path) -> np.ndarray:
@@ -149,9 +173,11 @@ def run_one(
     df = load_experiment(tuner.name).results
     if df is None or df.empty:
         raise RuntimeError("Syne Tune reported no result")
+    df = df.sort_values("st_tuner_time", kind="stable")  # the order in which the results came: epochs spent
     rows = df["config_row"].astype(int).to_numpy()
     trial_ids = df["trial_id"].astype(int).to_numpy()
     epochs_col = df["epoch"].astype(int).to_numpy()
+    events, answers = answer_trajectory(rows, trial_ids, epochs_col, filled, mode)
     epochs = np.zeros(K, dtype=int)
     for row in range(K):
         epochs[row] = int(np.sum(rows == row))
@@ -163,7 +189,26 @@ def run_one(
         "scheduler": scheduler_name, "seed": seed, "epochs": epochs.tolist(), "total_epochs": int(epochs.sum()),
         "reached_top": top, "best": best, "trials_started": int(len(set(trial_ids.tolist()))),
         "makespan": float(df["st_tuner_time"].max()) if "st_tuner_time" in df else None, "wall_s": wall,
+        "events": events, "answers": answers,
     }  # fmt: skip
+
+
+def answer_trajectory(
+    rows: np.ndarray, trial_ids: np.ndarray, epochs: np.ndarray, filled: np.ndarray, mode: str
+) -> tuple[list[list[int]], list[int]]:
+    """The results in the order they came (``[row, epoch]``, one epoch trained each) and Syne Tune's answer after
+    each: the row of the trial with the best value reported so far at any epoch (``Tuner.best_config`` /
+    ``ExperimentResult.best_config``: the best of every trial's best metric; a tie goes to the earlier trial)."""
+    better = np.greater if mode == "max" else np.less
+    best_value, best_trial, best_row = None, -1, -1
+    events, answers = [], []
+    for row, trial, epoch in zip(rows.tolist(), trial_ids.tolist(), epochs.tolist()):
+        v = filled[row, epoch - 1]
+        if best_value is None or better(v, best_value) or (v == best_value and trial < best_trial):
+            best_value, best_trial, best_row = v, trial, row
+        events.append([int(row), int(epoch)])
+        answers.append(int(best_row))
+    return events, answers
 
 
 def main() -> int:
@@ -181,6 +226,7 @@ def main() -> int:
     if args.workers < 1 or args.epoch_seconds <= 0 or args.seeds < 1:
         raise SystemExit("--workers ≥ 1, --epoch-seconds > 0 and --seeds ≥ 1 are required")
     sets = load_curve_sets(args.curves)
+    maximize, set_seeds = load_set_options(args.curves, len(sets))
     names = [s.strip() for s in args.schedulers.split(",") if s.strip()]
     for n in names:
         if n not in ("ASHA", "BOHB"):
@@ -190,13 +236,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         os.environ["SYNETUNE_FOLDER"] = folder  # Syne Tune writes each experiment's files here
         for i, curves in enumerate(sets):
+            mode = ("max" if maximize[i] else "min") if maximize is not None else args.mode
+            seeds = [int(set_seeds[i])] if set_seeds is not None else range(args.seeds)
             for name in names:
-                for seed in range(args.seeds):
+                for seed in seeds:
                     r = run_one(
-                        curves, name, workers=args.workers, epoch_seconds=args.epoch_seconds, mode=args.mode,
+                        curves, name, workers=args.workers, epoch_seconds=args.epoch_seconds, mode=mode,
                         grace_period=args.grace_period, reduction_factor=args.reduction_factor, seed=seed,
                     )  # fmt: skip
                     r["set"] = i
+                    r["mode"] = mode
                     results.append(r)
                     print(f"set {i} {name} seed {seed}: epochs {r['total_epochs']}, reached T {r['reached_top']}, "
                           f"best {r['best']}, {r['wall_s']:.2f} s", file=sys.stderr)  # fmt: skip
