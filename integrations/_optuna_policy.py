@@ -1,15 +1,15 @@
-"""MFSampler's two kinds of search: finite arms (``race`` and the finite-armed policies) or a continuous space
-(MF-GP-UCB), and MFSampler with a registered ask/tell policy other than ``race`` (IISE, SH, Hyperband, MF-GRAD,
+"""MFSampler's two kinds of search: finite arms (`race` and the finite-armed policies) or a continuous space
+(MF-GP-UCB), and MFSampler with a registered ask/tell policy other than `race` (IISE, SH, Hyperband, MF-GRAD,
 MF-GP-UCB ...).
 
 :class:`MFSampler` picks one strategy in its constructor — :class:`_FiniteArms` or :class:`_ContinuousGP`, both
 :class:`_Arms` — and calls it wherever the two kinds differ: checking the policy, learning the search space,
 building and replaying the policy, placing a new trial, the recommended parameters and sampling a parameter.
 
-The policy is rebuilt from the study's storage at every decision: every trial is replayed in ``number`` order
+The policy is rebuilt from the study's storage at every decision: every trial is replayed in `number` order
 into a fresh policy (COMPLETE/PRUNED trials adopted and told their value at their fidelity, RUNNING ones
 outstanding pulls, FAIL ones given back). These policies choose a fidelity per trial: the objective trains to
-``train_to(trial)`` and ends with ``finish(trial, value)``, or — an ordinary objective — MFPruner ends the trial
+`train_to(trial)` and ends with `finish(trial, value)`, or — an ordinary objective — MFPruner ends the trial
 when it reaches the policy's fidelity (its value there is told to the policy). MF-GP-UCB (continuous spaces)
 re-asks the policy and matches each trial to its proposal, adopting points placed by others.
 """
@@ -44,7 +44,7 @@ Placement = tuple[int | None, int, bool]  # (arm, fidelity, replica)
 
 
 def policy_result(t: FrozenTrial) -> float | None:
-    """A trial's value for the policy: ``mf:result``, else its value (COMPLETE) or last report (PRUNED)."""
+    """A trial's value for the policy: `mf:result`, else its value (COMPLETE) or last report (PRUNED)."""
     attrs = t.system_attrs
     v = attrs.get(RESULT)
     if v is None and t.state == TrialState.COMPLETE and t.value is not None:
@@ -72,19 +72,19 @@ class _Arms(abc.ABC):
 
     @abc.abstractmethod
     def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
-        """Refuse a registered policy (other than ``race``) this kind of search cannot drive."""
+        """Refuse a registered policy (other than `race`) this kind of search cannot drive."""
 
     def use_given_space(self) -> None:
-        """Constructor step once ``search_space=`` is set (finite arms: its candidates)."""
+        """Constructor step once `search_space=` is set (finite arms: its candidates)."""
 
     def probe(self) -> Policy | None:
-        """Constructor's last step: a throw-away policy built so that bad ``policy_kwargs`` fail early (None if
+        """Constructor's last step: a throw-away policy built so that bad `policy_kwargs` fail early (None if
         this kind of search builds none)."""
         return None
 
     @abc.abstractmethod
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
-        """Learn the search space from ``trials`` if not known yet; whether it is known."""
+        """Learn the search space from `trials` if not known yet; whether it is known."""
 
     @abc.abstractmethod
     def new_policy(self) -> Policy:
@@ -92,11 +92,11 @@ class _Arms(abc.ABC):
 
     @abc.abstractmethod
     def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
-        """Replay trial ``t`` into ``policy`` (a RUNNING trial's pull goes into ``running``)."""
+        """Replay trial `t` into `policy` (a RUNNING trial's pull goes into `running`)."""
 
     @abc.abstractmethod
     def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
-        """``(arm, fidelity, replica)`` of the new ``trial`` from the policy's next pull (``policy.ask()``), given the
+        """`(arm, fidelity, replica)` of the new `trial` from the policy's next pull (`policy.ask()`), given the
         outstanding pull of each RUNNING trial."""
 
     @abc.abstractmethod
@@ -107,7 +107,7 @@ class _Arms(abc.ABC):
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
-        """The value of ``param_name`` for ``trial`` (MFSampler.sample_independent)."""
+        """The value of `param_name` for `trial` (MFSampler.sample_independent)."""
 
     def _noise(self) -> dict[str, Any]:
         return {"kind": "subgaussian", "sigma": self.sampler.policy_sigma}
@@ -117,7 +117,7 @@ class _Arms(abc.ABC):
 
 
 class _FiniteArms(_Arms):
-    """Arms are a fixed candidate set of the search space (``race`` and the finite-armed best-arm policies)."""
+    """Arms are a fixed candidate set of the search space (`race` and the finite-armed best-arm policies)."""
 
     continuous = False
 
@@ -228,8 +228,8 @@ class _FiniteArms(_Arms):
         return to_python(params[param_name])
 
     def _in_space(self, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution) -> bool:
-        """Whether ``param_name`` with this distribution is in the search space; if not, the space is dynamic:
-        an error with an explicit ``search_space=``, else a warning and the study goes to the fallback."""
+        """Whether `param_name` with this distribution is in the search space; if not, the space is dynamic:
+        an error with an explicit `search_space=`, else a warning and the study goes to the fallback."""
         search = self.search
         assert search.space is not None
         if (
@@ -256,7 +256,7 @@ class _FiniteArms(_Arms):
 
 class _ContinuousGP(_Arms):
     """The policy searches the whole (continuous) space itself: MF-GP-UCB / GP-UCB propose each trial's
-    parameters, stored in ``mf:params``."""
+    parameters, stored in `mf:params`."""
 
     continuous = True
 
@@ -334,7 +334,7 @@ class _ContinuousGP(_Arms):
 
 
 def arms_for(sampler: MFSampler, policy: str) -> _Arms:
-    """The strategy for ``policy``: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
+    """The strategy for `policy`: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
     return (_ContinuousGP if policy in GP_POLICIES else _FiniteArms)(sampler)
 
 

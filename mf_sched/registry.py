@@ -11,8 +11,8 @@ True
 Two policies were renamed so that their names say what they are (the old names read alike but are unrelated
 algorithms); the old names still work, with a DeprecationWarning, and saved states that carry them still load:
 
-- ``mfe`` → ``iise-max-exploit``: Maximum Fidelity Exploit, IISE with α_m = c·ξ_m (Poiani et al. 2022, §7);
-- ``mf-elimination`` → ``mf-mab-elimination``: Elimination for MF-MAB (Wang et al. 2023, Algorithm 3).
+- `mfe` → `iise-max-exploit`: Maximum Fidelity Exploit, IISE with α_m = c·ξ_m (Poiani et al. 2022, §7);
+- `mf-elimination` → `mf-mab-elimination`: Elimination for MF-MAB (Wang et al. 2023, Algorithm 3).
 
 >>> canonical_name("mfe")
 'iise-max-exploit'
@@ -45,9 +45,9 @@ RENAMED: dict[str, str] = {"mfe": "iise-max-exploit", "mf-elimination": "mf-mab-
 
 
 def canonical_name(name: Any, *, warn: bool = False) -> Any:
-    """The current name of policy ``name`` (itself unless it is an old name in :data:`RENAMED`).
+    """The current name of policy `name` (itself unless it is an old name in :data:`RENAMED`).
 
-    With ``warn=True`` an old name raises a DeprecationWarning that says the new one. Anything that is not a
+    With `warn=True` an old name raises a DeprecationWarning that says the new one. Anything that is not a
     string is returned as it is (the caller reports it).
     """
     if isinstance(name, str) and name in RENAMED:
@@ -99,7 +99,7 @@ def list_policies() -> dict[str, type[Policy]]:
 
 
 def get_policy(name: str) -> type[Policy]:
-    """The policy class registered under ``name``.
+    """The policy class registered under `name`.
 
     >>> get_policy("no-such-policy")
     Traceback (most recent call last):
@@ -115,10 +115,10 @@ def get_policy(name: str) -> type[Policy]:
 
 
 def build_policy(name: str, problem: Mapping[str, Any], **params: Any) -> Policy:
-    """Build policy ``name`` for a problem description, passing only what its constructor accepts.
+    """Build policy `name` for a problem description, passing only what its constructor accepts.
 
-    ``problem`` holds the common ingredients — ``n_arms``, ``ladder``, ``noise``, and optionally
-    ``delta``, ``budget``, ``seed`` and instance-level extras — and ``params`` the policy-specific
+    `problem` holds the common ingredients — `n_arms`, `ladder`, `noise`, and optionally
+    `delta`, `budget`, `seed` and instance-level extras — and `params` the policy-specific
     arguments (which must all be accepted, else ValueError naming them). This is how the CLI and the
     simulator build any registered policy from an instance.
 
@@ -157,8 +157,8 @@ _SCALARS: dict[type, str] = {bool: "true or false", int: "an integer", float: "a
 
 
 def _check_types(cls: type[Policy], name: str, params: Mapping[str, Any]) -> None:
-    """Check every parameter whose annotation is a plain scalar (``float``, ``int | None``, ...), so that
-    ``epsilon="abc"`` is an error naming ``epsilon`` rather than a bare conversion error."""
+    """Check every parameter whose annotation is a plain scalar (`float`, `int | None`, ...), so that
+    `epsilon="abc"` is an error naming `epsilon` rather than a bare conversion error."""
     try:
         hints = typing.get_type_hints(cls.__init__)
     except Exception:  # pragma: no cover - unresolvable annotations: the constructor validates
