@@ -321,12 +321,16 @@ class MFRecommendation:
         certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
         reason: `"identified"`, `"finished"` (ε-certified), `"in-progress"`, `"budget"`, `"failed"`
             (every configuration failed `max_failures` times: no answer, the study stopped).
-        delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
-        full_fidelity_cost: every candidate once at the top fidelity;
-        resources_spent: epochs (steps) actually trained, over all trials; full_fidelity_resources: candidates ×
-            the top resource;
-        done: whether the race (policy) has finished; rung: the rung the answer rests on (the top once a
-            configuration finished, else the rung of its estimate); details: ε, ζ⁺ source, counts, ...
+        delta: the confidence parameter.
+        cost: Σ λ over the rungs reached (resumable accounting).
+        full_fidelity_cost: every candidate once at the top fidelity.
+        resources_spent: epochs (steps) actually trained, over all trials.
+        full_fidelity_resources: candidates × the top resource.
+        done: whether the race (policy) has finished.
+        n_trials: the number of trials of the study when the answer was built.
+        rung: the rung the answer rests on (the top once a configuration finished, else the rung of its
+            estimate).
+        details: ε, ζ⁺ source, counts, ...
     """
 
     params: dict[str, Any] | None
@@ -380,16 +384,22 @@ class MFSampler(_StudyCaches, BaseSampler):
     """Multi-fidelity racing (or any registered policy) as an Optuna sampler; see the module docstring.
 
     Args:
-        ladder / calibration: the rungs (resources) and, for policies other than `race`, ζ; or
+        ladder: the rungs (resources) and, for policies other than `race`, ζ (a
+            :class:`~mf_sched.ladder.FidelityLadder`); default: inferred.
+        calibration: a :class:`~mf_sched.curves.calibration.Calibration` whose ladder is used (instead of `ladder`).
         resources: the rungs alone (e.g. epochs `[1, 3, 9, 27]`: racing with the ζ⁺ prior); default: inferred.
         policy: `"race"` (default) or a registered finite-armed best-arm policy (needs `ladder`).
         policy_kwargs: extra constructor arguments of the policy.
         search_space: `{name: list of values or distribution}`; default: the first trial's distributions.
-        delta: confidence δ. sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the
-            module docstring, or the calibration's).
+        delta: confidence δ.
+        sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the module docstring, or the
+            calibration's).
         race_bias: ζ⁺ for `race` (:class:`~mf_sched.race.RaceBias`, a list, a
             :class:`~mf_sched.curves.calibration.RaceCalibration`); default the shipped prior, refined by the study.
-        max_resource, min_resource, reduction_factor: the inferred ladder (see the module docstring).
+        max_resource: the top resource `R` of the inferred ladder (default: the last step of the first trial that
+            completes; see the module docstring).
+        min_resource: the first rung of the inferred ladder (default `≈ 2%` of `R`).
+        reduction_factor: `η`, the ratio of consecutive rungs of the inferred ladder and ASHA's cut (default 3).
         max_failures: failed trials per configuration before it is dropped.
         stale_after: seconds after which a RUNNING trial counts as failed (its worker presumed dead: without
             Optuna's heartbeat, `RDBStorage(heartbeat_interval=..., grace_period=...)`, nothing else ends it);
@@ -1314,15 +1324,25 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
     `bool`; paired with :class:`MFSampler` it carries out the sampler's decisions.
 
     Args:
-        ladder / calibration / resources: the rungs (default: inferred, see :class:`MFSampler`).
-        rule: `"race"` or `"iise"`. race_bias: ζ⁺ (default: the shipped prior, refined by the study).
-        max_resource, min_resource, reduction_factor: the inferred ladder.
-        delta, sigma: confidence and seed-to-seed σ (default: see the module docstring).
+        ladder: the rungs and ζ (default: inferred, see :class:`MFSampler`).
+        calibration: a :class:`~mf_sched.curves.calibration.Calibration` whose ladder is used.
+        resources: the rungs alone (racing with the ζ⁺ prior).
+        rule: `"race"` or `"iise"`.
+        race_bias: ζ⁺ (default: the shipped prior, refined by the study).
+        max_resource: the top resource of the inferred ladder (as :class:`MFSampler`).
+        min_resource: the first rung of the inferred ladder (as :class:`MFSampler`).
+        reduction_factor: `η` of the inferred ladder and of ASHA's cut (as :class:`MFSampler`).
+        delta: confidence δ.
+        sigma: seed-to-seed σ (default: see the module docstring).
         n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²) for trial k).
-        bias: `"zeta"` or `"gamma"` (`rule="iise"`). eta: optional halving cut (`rule="iise"`; heuristic).
-        schedule, tolerance, metric_family, bound, budget: as :class:`MFSampler` (`rule="race"`); `budget` is
-            enforced here (the trial that spends the last epoch is pruned and the study stopped), and MFSampler's
-            `budget` too when this pruner has none.
+        bias: `"zeta"` or `"gamma"` (`rule="iise"`).
+        eta: optional halving cut (`rule="iise"`; heuristic).
+        schedule: as :class:`MFSampler` (`rule="race"`).
+        tolerance: as :class:`MFSampler` (`rule="race"`).
+        metric_family: as :class:`MFSampler` (`rule="race"`).
+        bound: as :class:`MFSampler` (`rule="race"`).
+        budget: as :class:`MFSampler` (`rule="race"`); enforced here (the trial that spends the last epoch is
+            pruned and the study stopped), and MFSampler's `budget` too when this pruner has none.
 
     Example:
         >>> import optuna

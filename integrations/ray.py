@@ -123,19 +123,26 @@ class RungScheduler(FIFOScheduler):
     """Racing or IISE's elimination at rungs (see the module docstring).
 
     Args:
-        ladder / calibration: the rungs (`resources`, in units of `time_attr`) and ζ; or
+        ladder: the rungs (`resources`, in units of `time_attr`) and ζ; default: inferred.
+        calibration: a :class:`~mf_sched.curves.calibration.Calibration` whose ladder is used.
         resources: the rungs alone (racing with the ζ⁺ prior); default: inferred.
-        metric, mode: as Ray's schedulers; may come from `TuneConfig` / `tune.run` instead.
+        metric: the result field to optimise, as Ray's schedulers; may come from `TuneConfig` / `tune.run`.
+        mode: `"max"` or `"min"`, as Ray's schedulers; may come from `TuneConfig` / `tune.run`.
         time_attr: the result field that measures progress (default `"training_iteration"`).
         rule: `"race"` (default) or `"iise"` (needs a ladder with ζ).
         race_bias: ζ⁺ (:class:`~mf_sched.race.RaceBias`, a list, a RaceCalibration); default the shipped prior.
-        max_t, min_t, reduction_factor: the inferred ladder (`max_t` as in ASHA; default: from the trials'
-            stopping criterion or the first completed trial).
-        delta: confidence δ. sigma: seed-to-seed σ of the metric (one number or one per rung).
+        max_t: the top resource of the inferred ladder, as in ASHA (default: from the trials' stopping criterion
+            or the first completed trial).
+        min_t: the first rung of the inferred ladder (default `≈ 2%` of `max_t`).
+        reduction_factor: `η`, the ratio of consecutive rungs of the inferred ladder and ASHA's cut (default 3).
+        delta: confidence δ.
+        sigma: seed-to-seed σ of the metric (one number or one per rung).
         n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²), k in order of
-            arrival). fixed_arms: the trials' configurations are fixed before any result (a grid, a random
-            search without a searcher): the racing radius then needs no union over trials.
-        bias, eta: `rule="iise"` only: `"zeta"`/`"gamma"` and the heuristic halving cut.
+            arrival).
+        fixed_arms: the trials' configurations are fixed before any result (a grid, a random search without a
+            searcher): the racing radius then needs no union over trials.
+        bias: `rule="iise"` only: `"zeta"` or `"gamma"`.
+        eta: `rule="iise"` only: the heuristic halving cut.
         synchronous: `rule="iise"` only (default True): pause every trial at each rung.
         pause: `rule="race"` only (default True): best-first promotion by pausing at rungs (needs checkpoints;
             a trial without one just continues).
@@ -901,7 +908,13 @@ class IISEScheduler(RungScheduler):
 
 
 class AsyncIISEScheduler(RungScheduler):
-    """Racing that never pauses (stop or continue, like ASHA; no checkpoints needed); see :class:`RungScheduler`."""
+    """Racing that never pauses (stop or continue, like ASHA; no checkpoints needed); see :class:`RungScheduler`.
+
+    Args:
+        ladder: as :class:`RungScheduler`.
+        **kwargs: every other argument of :class:`RungScheduler`; `pause` is always False (with `rule="iise"`,
+            `synchronous` defaults to False).
+    """
 
     def __init__(self, ladder: FidelityLadder | None = None, **kwargs: Any) -> None:
         if kwargs.get("rule", "race") == "iise":
@@ -924,6 +937,9 @@ class SchedulerStateCallback(tune.Callback):
     also writes it as validated JSON, :data:`STATE_FILE`, into the driver's staging copy of the experiment
     directory at every experiment checkpoint; Ray syncs `*.json` files there to the experiment directory
     (local or remote storage). :func:`load_certificate` reads it.
+
+    Args:
+        scheduler: the scheduler of the experiment (the same object passed to `TuneConfig(scheduler=...)`).
 
     Example:
         >>> from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback

@@ -225,8 +225,9 @@ class MetricFamily:
 
     Attributes:
         name: `"unit"` (accuracy-like, in [0, 1]) or `"loss"` (non-negative, lower is better).
-        offset, scale: the map (an accuracy: 0, 1; a percentage: 0, 100; an error rate, minimised: −1, 1, so
-            that `1 − error` reads like an accuracy; a percent error: −100, 100).
+        offset: `offset` of the map `(score − offset) / scale` (an accuracy: 0; a percentage: 0; an error rate,
+            minimised: −1, so that `1 − error` reads like an accuracy; a percent error: −100).
+        scale: `scale` of the map (an accuracy: 1; a percentage: 100; an error rate: 1; a percent error: 100).
         kind: what was recognised, in words (for messages and certificates).
     """
 

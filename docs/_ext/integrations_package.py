@@ -104,3 +104,40 @@ class SphinxRolesAndDoctests(griffe.Extension):
         if doctest_indent is not None:
             out.append(doctest_indent + "```")
         obj.docstring.value = "\n".join(out)
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters):[ \t]*$", re.M)
+
+
+def _args_block(text: str) -> str | None:
+    """The `Args:` section of a Google-style docstring (its heading and indented entries), or None."""
+    match = _SECTION.search(text)
+    if match is None:
+        return None
+    lines = text[match.start() :].splitlines()
+    block = [lines[0]]
+    for line in lines[1:]:
+        if line.strip() and not line[:1].isspace():
+            break
+        block.append(line)
+    return "\n".join(block).rstrip()
+
+
+class InheritedArgs(griffe.Extension):
+    """Give a class that only names its base (no `__init__`, no `Args:` of its own) the base's `Args:` section.
+
+    `IISEScheduler` is `RungScheduler` with other defaults in the docstring only; its reference entry shows
+    `RungScheduler`'s constructor, so it lists the same arguments, one entry each, without a second copy of
+    the text to keep in step. Only bases defined in the same module are followed.
+    """
+
+    def on_class_members(self, *, cls: griffe.Class, **kwargs: Any) -> None:
+        if "__init__" in cls.members or cls.docstring is None or _args_block(cls.docstring.value):
+            return
+        for base in cls.bases:
+            parent = cls.parent.members.get(str(base)) if cls.parent is not None else None
+            if isinstance(parent, griffe.Class) and parent.docstring is not None:
+                block = _args_block(parent.docstring.value)
+                if block:
+                    cls.docstring.value = cls.docstring.value.rstrip() + "\n\n" + block
+                    return

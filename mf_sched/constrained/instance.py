@@ -114,7 +114,10 @@ class ConstrainedInstance:
         noise: a :class:`ConstrainedNoise` or its dict.
         known: indices of arms whose means are known exactly (never pulled).
         samples: for `noise.kind == "empirical"`: per arm, an (n_a, 1 + L) array of recorded pulls.
-        arm_names, cost_names, name, source: labels.
+        arm_names: labels of the arms.
+        cost_names: labels of the costs.
+        name: label of the instance.
+        source: where the instance came from (free text).
 
     Example:
         >>> inst = ConstrainedInstance([0.5, 1.0, 0.3], [[0.5], [1.5], [0.9]], [1.0],

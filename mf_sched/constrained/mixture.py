@@ -503,7 +503,9 @@ def solve_mixture_lp(
     """The optimal mixture of the LP (SFLP), or :meth:`Mixture.infeasible`.
 
     Args:
-        rewards, costs, thresholds: `r` (K,), `c` (K, L) and `c̄` (L,).
+        rewards: `r` (K,).
+        costs: `c` (K, L).
+        thresholds: `c̄` (L,).
         columns: restrict to these standard-form columns (arms and slacks; an excluded slack turns its
             constraint into an equality, as in SFSR after a virtual arm is rejected). Default: all.
         method: `"highs"` (`linprog` with HiGHS' dual simplex, which returns a vertex; the support is

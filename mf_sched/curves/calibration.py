@@ -339,7 +339,8 @@ class Coverage:
         zeta_point: the same with the point quantile instead of the bound (what the bound buys).
         gamma: mean fraction of held-out configurations whose signed bias lies in the estimated
             interval (the γ̂ bound's ends).
-        n_train, n_test: mean numbers of configurations per side.
+        n_train: mean number of configurations on the training side.
+        n_test: mean number of configurations on the test side.
     """
 
     split: str
@@ -466,7 +467,8 @@ class Calibration:
         n_configs: configurations with both the rung and the target.
         coverage: held-out :class:`Coverage`, or None.
         dominated: rungs whose ζ equals the cheaper rung's (they cost more for no smaller bias bound).
-        convex, convex_slopes: Poiani et al. 2022 Assumption 1 (see :func:`cost_bias_convexity`).
+        convex: whether Poiani et al. 2022 Assumption 1 holds (see :func:`cost_bias_convexity`).
+        convex_slopes: the slopes that Assumption 1 compares (see :func:`cost_bias_convexity`).
     """
 
     rungs: np.ndarray
@@ -681,7 +683,9 @@ def calibrate(
         cost: `"resource"`, `"time"` or `"auto"` (see :func:`estimate_costs`).
         holdout: `"configs"`, `"tasks"`, `None` (skip) or `"auto"` (tasks when there are at least
             four, else configs).
-        repeats, test_fraction, seed: of the held-out splits.
+        repeats: number of held-out splits.
+        test_fraction: fraction of the configurations held out in each split.
+        seed: seed of the held-out splits.
     """
     q = check_fraction("quantile", quantile)
     c = check_fraction("confidence", confidence, 0.5)

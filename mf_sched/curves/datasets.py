@@ -199,7 +199,8 @@ def load_deepobs(
 
     Args:
         path: the CSV (default `$MF_SCHED_DATA/deepobs/deepobs_epoch_curves.csv.gz`).
-        problems, optimizers: keep only these (default: all).
+        problems: keep only these DeepOBS problems (default: all).
+        optimizers: keep only these optimizers (default: all).
         metric: `test_acc`, `test_loss`, `train_acc` or `train_loss`.
         mode: default `"max"` for accuracies, `"min"` for losses.
 

@@ -277,7 +277,9 @@ class LearningCurves:
         seed: replicate label of every row (default: one seed).
         cost: elapsed cost to reach the row from scratch (default: unknown); NaN marks a missing value.
         task: task label of every row (default: one task). A configuration is (task, config).
-        metric_name, fidelity_name, cost_name: display names.
+        metric_name: display name of the metric.
+        fidelity_name: display name of the fidelity.
+        cost_name: display name of the cost.
         mode: `"max"` when higher is better (accuracy), `"min"` when lower is better (loss).
         params: optional hyperparameters per configuration: a mapping from the configuration's label
             (`(task, config)` when tasks are given) to a JSON-safe mapping.
@@ -582,7 +584,12 @@ class LearningCurves:
 
         Args:
             path: the file; a header row names the columns.
-            metric, config, fidelity, seed, cost, task: column names (`seed`, `cost`, `task` optional).
+            metric: column name of the metric.
+            config: column name of the configuration.
+            fidelity: column name of the fidelity.
+            seed: column name of the seed (optional).
+            cost: column name of the cost (optional).
+            task: column name of the task (optional).
             layout: `"long"` (one row per observation) or `"list"`: one row per run whose `metric`
                 column (and `cost`, and `fidelity` when present) holds a JSON list; the fidelities are
                 then that column's lists, else `list_fidelities`, else `1, 2, …, n`. `null` and

@@ -131,7 +131,13 @@ class RaceCalibration:
         point: the `quantile`-quantile itself (before the bound and envelope).
         typical: the mixture's median improvement (enveloped, `≤ upper`).
         coverage_mean / coverage_min: leave-one-task-out coverage of `upper` per rung, mean and worst task.
-        form, ideal, n_arms, quantile, confidence, draws, bootstrap: the settings.
+        form: the `form` setting of :func:`calibrate_race`.
+        ideal: the `ideal` setting of :func:`calibrate_race`.
+        n_arms: the `n_arms` setting of :func:`calibrate_race`.
+        quantile: the `quantile` setting of :func:`calibrate_race`.
+        confidence: the `confidence` setting of :func:`calibrate_race`.
+        draws: the `draws` setting of :func:`calibrate_race`.
+        bootstrap: the `bootstrap` setting of :func:`calibrate_race`.
         tasks: the task labels used; holdout_upper: per task, the bound estimated without it (its row of the
             leave-one-task-out check).
         source: where the curves came from.

@@ -92,7 +92,10 @@ class ReplayBenchmark(Instance):
         sigma: the sub-Gaussian scale policies assume (> 0).
         extra_noise: Gaussian noise added to every observation: a number or one per rung (≥ 0).
         mode: the source's direction (`"min"`: `metric = −score`).
-        metric_name, labels, source, name: descriptive; `labels[k]` is arm `k`'s configuration.
+        metric_name: display name of the metric.
+        labels: descriptive; `labels[k]` is arm `k`'s configuration.
+        source: where the curves came from (free text).
+        name: display name of the benchmark.
         calibration: the :class:`~mf_sched.curves.calibration.Calibration` the ladder came from, if any.
     """
 

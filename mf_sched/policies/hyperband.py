@@ -47,10 +47,11 @@ class Hyperband(SuccessiveHalving):
     """Hyperband (Li et al. 2018) with the ladder levels as resources.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
-        eta: reduction factor η > 1 (default 3).
-        samples_per_rung: evaluations of each survivor per rung (default 1).
-        min_fidelity: lowest rung (default 0).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`, `eta` (reduction factor η > 1 (default 3)), `samples_per_rung`
+            (evaluations of each survivor per rung (default 1)), `min_fidelity` (lowest rung (default 0)); see
+            :class:`~mf_sched.policy.Policy`.
         iterations: number of full Hyperband iterations (each runs every bracket once; default 1).
     """
 

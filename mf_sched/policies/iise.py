@@ -310,8 +310,10 @@ class IISE(RoundPolicy):
     """Iterative Imprecise Successive Elimination (Poiani et al. 2022, Algorithm 1). See the module docstring.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. `noise` sets the
-            sub-Gaussian σ of the radius (default: rewards in [0, 1], σ = 1/2).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (sets the sub-Gaussian σ of the radius (default: rewards in [0, 1], σ = 1/2)), `budget`,
+            `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is the best arm with probability ≥ 1 − δ (Theorem 2).
         thresholds: `α_m` for every fidelity (`α_m > 0` or `+inf` to skip it for `m < M`;
             `α_M = 0`). Default: Eq. 8 (:func:`iise_thresholds`).

@@ -58,9 +58,11 @@ class IISEGamma(IISE):
     """IISE-γ (Poiani et al. 2022, §5): IISE with the order-aware bias spread γ. See the module docstring.
 
     Args:
+        n_arms: as :class:`~mf_sched.policies.iise.IISE`.
+        ladder: as :class:`~mf_sched.policies.iise.IISE`.
         gamma: `γ_m` (or upper bounds `φ_m`) per fidelity, `γ_M = 0`; default: `ladder.gamma`.
-        other arguments: as :class:`~mf_sched.policies.iise.IISE` (`thresholds` default to Eq. 8 with
-            2γ in place of 4ξ).
+        **kwargs: the other arguments of :class:`~mf_sched.policies.iise.IISE` (`thresholds` default to Eq. 8
+            with 2γ in place of 4ξ).
     """
 
     name = "iise-gamma"

@@ -76,7 +76,9 @@ class IISERungs(ArmSumRoundPolicy):
     """IISE's elimination rule with one round per rung (resumable runs). See the module docstring.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`; `noise` gives σ.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (gives σ), `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence δ ∈ (0, 1).
         bias: `"zeta"` (IISE, `2ζ(m)`) or `"gamma"` (IISE-γ, `γ(m)`; needs `ladder.gamma`).
         replicas: evaluations averaged per arm and rung (seeds of a configuration), default 1.

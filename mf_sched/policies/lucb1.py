@@ -52,7 +52,9 @@ class LUCB1(RoundPolicy):
     """LUCB1 (Kalyanakrishnan et al. 2012) at one fidelity.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is (ε-)optimal with probability ≥ 1 − δ.
         epsilon: tolerance ε ≥ 0 (0: exact best arm).
         fidelity: fidelity to sample (default: the highest).

@@ -129,8 +129,10 @@ class MFElimination(RoundPolicy):
     eliminate, exploit the survivors at fidelity 1.
 
     Args:
-        n_arms, ladder, noise, seed: see :class:`~mf_sched.policy.Policy`.
-        budget: the capital Λ (required: the phase lengths and ε depend on it).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `seed`, `budget` (the capital Λ (required: the phase lengths and ε depend on it)); see
+            :class:`~mf_sched.policy.Policy`.
         eps: ε > 0, or `"theorem"` (default, Theorem 4.8) / `"appendix"` (App. F.3), see
             :func:`default_eps`.
     """

@@ -146,8 +146,10 @@ class MFGrad(Policy):
     """MF-GRAD (Poiani et al. 2024): sub-gradient ascent on cost proportions, C-tracking, GLR stopping.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. `noise` gives σ
-            (Gaussian noise with known σ is the paper's model).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (gives σ (Gaussian noise with known σ is the paper's model)), `budget`, `seed`; see
+            :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is the best arm with probability ≥ 1 − δ (with the theoretical
             threshold; the practical one is the paper's experimental choice).
         learning_rate: a constant step `> 0` (default 0.25, MF-GRAD-CONST) or `"theory"`

@@ -89,9 +89,10 @@ class MFUCB(Policy):
     fidelity's width falls below γ(m).
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. `budget` is the
-            capital Λ; MF-UCB never uses it in its decisions (it is anytime) and stops when the next
-            play would exceed it.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget` (the capital Λ; MF-UCB never uses it in its decisions (it is anytime) and stops
+            when the next play would exceed it), `seed`; see :class:`~mf_sched.policy.Policy`.
         rho: exploration constant ρ > 0 (default 2, as in the paper's experiments; theory: ρ > 4).
         gamma: the `M − 1` switching thresholds γ(1..M−1) ≥ 0; default Eq. 4. Not the ladder's
             `gamma` (Poiani et al.'s bias spread, used by IISE-γ), which MF-UCB ignores.

@@ -47,7 +47,15 @@ class MFE(IISE):
     Args:
         c: the threshold factor `c > 0` (default 0.1, the synthetic-domain value of Table 1; 0.005
             reproduces Yahtzee).
-        other arguments: as :class:`~mf_sched.policies.iise.IISE` (except `thresholds`).
+        n_arms: as :class:`~mf_sched.policies.iise.IISE`.
+        ladder: as :class:`~mf_sched.policies.iise.IISE`.
+        delta: as :class:`~mf_sched.policies.iise.IISE`.
+        fidelities: as :class:`~mf_sched.policies.iise.IISE`.
+        epsilon: as :class:`~mf_sched.policies.iise.IISE`.
+        radius: as :class:`~mf_sched.policies.iise.IISE`.
+        noise: as :class:`~mf_sched.policies.iise.IISE`.
+        budget: as :class:`~mf_sched.policies.iise.IISE`.
+        seed: as :class:`~mf_sched.policies.iise.IISE`.
     """
 
     name = "iise-max-exploit"

@@ -81,8 +81,10 @@ class Race(Policy):
     """Racing against the full-fidelity incumbent (see the module docstring).
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`; `noise` gives σ; `seed`
-            also draws the order in which arms are started.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (gives σ), `budget`, `seed` (also draws the order in which arms are started); see
+            :class:`~mf_sched.policy.Policy`.
         delta: confidence δ ∈ (0, 1).
         race_bias: the improvement bound: a :class:`~mf_sched.racing.curve_bound.CurveBound` (curve-aware) or ζ⁺
             per rung (:class:`~mf_sched.race.RaceBias`, its dict, or absolute values); default the ladder's ζ.

@@ -145,7 +145,9 @@ class SFSR(MixturePolicy):
     """Score Function-based Successive Reject for constrained best mixed arm identification.
 
     Args:
-        n_arms, ladder, thresholds, pull_budget, known_rewards, known_costs, noise, budget, seed: see
+        n_arms: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        ladder: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        **kwargs: `thresholds`, `pull_budget`, `known_rewards`, `known_costs`, `noise`, `budget`, `seed`; see
             :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
         score: `"iv"` (intersection value, eq. 6; the paper's SFSR, with Theorem 1's guarantee) or
             `"lagrangian"` (reduced cost of the empirical dual, eq. 8; SFSR-L).

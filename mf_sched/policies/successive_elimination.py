@@ -52,7 +52,9 @@ class SuccessiveElimination(ArmSumRoundPolicy):
     """Successive Elimination (Even-Dar et al. 2006) at one fidelity, with Poiani et al.'s constants.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the returned arm is the best one with probability ≥ 1 − δ.
         fidelity: the fidelity to sample (default: the highest, where ζ = 0 and the guarantee holds;
             any other fidelity identifies the best arm *of that fidelity*).

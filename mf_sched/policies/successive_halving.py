@@ -53,7 +53,9 @@ class SuccessiveHalving(ArmSumRoundPolicy):
     """Synchronous Successive Halving over the ladder's rungs.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         eta: reduction factor η > 1 (default 3): keep the best `⌊n/η⌋` at each rung.
         samples_per_rung: evaluations of each survivor per rung (default 1).
         min_fidelity: the first rung (default 0, the cheapest fidelity).

@@ -60,8 +60,10 @@ class UCB1(Policy):
     """UCB1 (Auer et al. 2002) at one fidelity; regret baseline.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. `budget` is the
-            capital Λ; without it the policy never finishes (the simulator then needs its own budget).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget` (the capital Λ; without it the policy never finishes (the simulator then needs
+            its own budget)), `seed`; see :class:`~mf_sched.policy.Policy`.
         fidelity: fidelity to play (default: the highest).
         rho: exploration constant ρ > 0 of the ψ-UCB bonus `σ √(2ρ ln n / n_j)`; None (default) is
             UCB1's `2σ √(2 ln n / n_j)`, i.e. ρ = 4.

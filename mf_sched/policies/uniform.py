@@ -43,7 +43,9 @@ class Uniform(ArmSumRoundPolicy):
     """Uniform allocation at one fidelity, with an optional δ-stopping rule.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: if given, stop as soon as the best arm is certified at confidence 1 − δ.
         rounds: if given, stop after this many rounds (`rounds × K` pulls).
         fidelity: fidelity to sample (default: the highest).

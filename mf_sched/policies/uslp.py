@@ -60,7 +60,9 @@ class USLP(MixturePolicy):
     """Uniform sampling followed by the empirical LP (the paper's baseline).
 
     Args:
-        n_arms, ladder, thresholds, pull_budget, known_rewards, known_costs, noise, budget, seed: see
+        n_arms: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        ladder: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        **kwargs: `thresholds`, `pull_budget`, `known_rewards`, `known_costs`, `noise`, `budget`, `seed`; see
             :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
         divide_by: `"unknown-arms"` (`⌊N/K0⌋` pulls per arm, default) or `"all-arms"` (`⌊N/K⌋`).
         solver: `"highs"` (`linprog`, default) or `"enumerate"` (exhaustive basis enumeration).

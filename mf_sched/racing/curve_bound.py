@@ -139,10 +139,12 @@ class CurveBoundFit:
         grid: the fractions of training the models with a slope were fitted at (coefficients are interpolated
             linearly in `log f` between them and held constant beyond the ends).
         grid_first: the fractions the first-rung models were fitted at.
-        hi, med: `[K][grid point]`: the coefficients of `q_hi` / `q_med` over :data:`FEATURES`.
-        hi_first, med_first: `[K][grid_first point]`: the first-rung models over :data:`FEATURES_FIRST`.
-        alphas, tolerances: the grid of all-rung miss rates α and relative tolerances the conformal step was
-            computed for.
+        hi: `[K][grid point]`: the coefficients of `q_hi` over :data:`FEATURES`.
+        med: `[K][grid point]`: the coefficients of `q_med` over :data:`FEATURES`.
+        hi_first: `[K][grid_first point]`: the first-rung models of `q_hi` over :data:`FEATURES_FIRST`.
+        med_first: `[K][grid_first point]`: the first-rung models of `q_med` over :data:`FEATURES_FIRST`.
+        alphas: the grid of all-rung miss rates α the conformal step was computed for.
+        tolerances: the grid of relative tolerances the conformal step was computed for.
         lam: `lam[k][l][a][t]`: the conformal multiplier λ for `n_arms[k]`, `ladders[l]`, `alphas[a]`,
             `tolerances[t]`.
         w_min: the smallest interval width used to normalise scores.
@@ -359,17 +361,26 @@ class CurveBound:
     over runs. Scores are maximised (adapters negate losses); `ideal` is in that orientation.
 
     Attributes:
-        family, form, ideal: see :class:`CurveBoundFit`.
-        n_arms, alpha, tolerance: the study size, all-rung miss rate and relative tolerance it was selected for.
-        grid, grid_first, hi, med, hi_first, med_first: the quantile models (see :class:`CurveBoundFit`; here
-            for one `K`: `[grid point][feature]`).
+        family: see :class:`CurveBoundFit`.
+        form: see :class:`CurveBoundFit`.
+        ideal: see :class:`CurveBoundFit`.
+        n_arms: the study size it was selected for.
+        alpha: the all-rung miss rate it was selected for.
+        tolerance: the relative tolerance it was selected for.
+        grid: see :class:`CurveBoundFit`; here for one `K`.
+        grid_first: see :class:`CurveBoundFit`; here for one `K`.
+        hi: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
+        med: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
+        hi_first: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
+        med_first: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
         lam: the conformal multiplier λ (raised by :meth:`raised` when a study's own curve exceeds the bound).
-        w_min, slope_clip: see :class:`CurveBoundFit`.
+        w_min: see :class:`CurveBoundFit`.
+        slope_clip: see :class:`CurveBoundFit`.
         source: where it comes from (shown in certificates).
         raised_by: the runs of the study whose curves exceeded the bound and raised λ (empty: none).
-        offset, scale: the study's scores are read as `(score − offset) / scale` in the family's units (a
-            percentage: scale 100; an error rate, minimised: offset −1, so that `1 − error` is read like an
-            accuracy); the bounds come back in the study's units.
+        offset: `offset` of the map `(score − offset) / scale` (an accuracy: 0; a percentage: 0; an error rate,
+            minimised: −1, so that `1 − error` reads like an accuracy; a percent error: −100).
+        scale: `scale` of the map (an accuracy: 1; a percentage: 100; an error rate: 1; a percent error: 100).
     """
 
     family: str

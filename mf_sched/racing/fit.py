@@ -320,14 +320,15 @@ def fit_curve_bound(
         fractions: the fractions of training of the columns, increasing, the last 1.0; every rung of the
             `ladders` must be among them.
         family: the name the fit is stored under.
-        form: `"absolute"` or `"relative"` (needs `ideal`, the best attainable score in the maximised
-            orientation, e.g. 0 for a negated loss).
+        form: `"absolute"` or `"relative"` (needs `ideal`).
+        ideal: the best attainable score in the maximised orientation, e.g. 0 for a negated loss (`"relative"`).
         n_arms: the study sizes `K` to fit for.
         tau: level of the upper quantile model.
-        alphas, tolerances: the grid of all-rung miss rates and relative tolerances to compute λ for.
+        alphas: the grid of all-rung miss rates to compute λ for.
+        tolerances: the grid of relative tolerances to compute λ for.
         ladders: the rungs (fractions below 1) over which coverage is joint; λ is the largest over them.
-        per_task: configurations drawn per task and `K` for the regressions. draws: random `K`-subsets per
-            task for λ.
+        per_task: configurations drawn per task and `K` for the regressions.
+        draws: random `K`-subsets per task for λ.
         w_min: the smallest interval width (default 0.005 absolute, 0.02 relative).
         slope_clip: the slope features are clipped to `±slope_clip`.
         seed: seeds the draws (the fit is a function of its arguments).

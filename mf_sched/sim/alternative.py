@@ -97,8 +97,9 @@ class BestResponse:
         value: `Z = max_i min_{b≠i} f(i, b)` (or `min_b f(answer, b)` when the answer was given).
         answer: the maximising answer `î` (lowest index among ties with the projected leader first).
         challenger: its minimising challenger `b̂` (lowest index among ties); −1 when `K = 1`.
-        eta_answer, eta_challenger: top-fidelity values `θ_{î,M}`, `θ_{b̂,M}` of the alternative; the
-            other fidelities are `clip(x, η − ζ, η + ζ)` (:func:`alternative_means`).
+        eta_answer: top-fidelity value `θ_{î,M}` of the answer in the alternative; the other fidelities are `clip(x, η
+            − ζ, η + ζ)` (:func:`alternative_means`).
+        eta_challenger: top-fidelity value `θ_{b̂,M}` of the challenger in the alternative.
         values: `f(answer, b)` for every arm `b` (`+inf` at `b = answer`).
         projection: every arm's own projection point (`lo_j`; `x_{j,M}` for an arm that satisfies the
             constraints), used by :func:`response_upper_bound`.

@@ -147,7 +147,8 @@ def cost_lower_bound(
 
     Args:
         means: K×M means (last column = true means).
-        costs, zeta: the ladder's `λ` and `ζ`.
+        costs: the ladder's `λ` per fidelity (positive).
+        zeta: the ladder's `ζ` per fidelity (non-negative).
         delta: confidence δ ∈ (0, 1).
         kind: `"gaussian"` (needs `sigma`) or `"bernoulli"`.
         proxy: True when `sigma` is a sub-Gaussian proxy rather than the real Gaussian σ.
@@ -232,8 +233,9 @@ class RegretLowerBound:
             (the optimal arms in Kandasamy's bound).
         paper: which theorem; `log_of`: `"n_Lambda"` (`log ⌊Λ/λ(M)⌋`, Kandasamy) or `"Lambda"`
             (`log Λ`, Wang).
-        kind, form: the KL family and `"kl"` (the proofs' KL form) or `"gap"` (the theorems' printed
-            `Δ²` form, with its constant where the paper gives one).
+        kind: the KL family.
+        form: `"kl"` (the proofs' KL form) or `"gap"` (the theorems' printed `Δ²` form, with its constant where the
+            paper gives one).
         cost_top: `λ(M)`, for :meth:`at`.
         note: caveats (assumptions of the theorem that the instance breaks).
     """
@@ -439,11 +441,13 @@ class MFUCBAnalysis:
         home: each arm's home fidelity ⟦k⟧ (0-based): the first `m < M` with `Δ_k^(m) > 2γ(m)`,
             else `M − 1`; `-1` for optimal arms (§4.1, Fig. 1).
         optimal: mask of the optimal arms.
-        c_mfucb, c_ucb: Theorem 2's leading constants (multiply by `log n_Λ`; constants hidden):
-            `Σ_{k∉K⋆} Δ_k^(M) λ(⟦k⟧)/ψ(Δ_k^(⟦k⟧))` and UCB's `Σ Δ_k^(M) λ(M)/ψ(Δ_k^(M))`.
+        c_mfucb: Theorem 2's leading constant of MF-UCB (multiply by `log n_Λ`; constants hidden): `Σ_{k∉K⋆} Δ_k^(M)
+            λ(⟦k⟧)/ψ(Δ_k^(⟦k⟧))`.
+        c_ucb: the same for UCB: `Σ Δ_k^(M) λ(M)/ψ(Δ_k^(M))`.
         assumption1_violations: the `m` (0-based, `m < M − 1`) where Assumption 1,
             `Σ_{i≤m} 1/ψ(ζ(i)) ≤ 1/ψ(ζ(m+1))`, fails (it only shapes the Theorem-2 comparison).
-        rho, sigma: the parameters used.
+        rho: the exploration constant ρ used.
+        sigma: the noise σ used.
     """
 
     gamma: np.ndarray
@@ -701,7 +705,8 @@ def tight_lower_bound(
 
     Args:
         means: K×M means (last column: the true means); the best arm must be unique.
-        costs, zeta: `λ` (positive) and `ζ` (non-negative) per fidelity.
+        costs: the ladder's `λ` per fidelity (positive).
+        zeta: the ladder's `ζ` per fidelity (non-negative).
         delta: confidence δ ∈ (0, 1).
         sigma: Gaussian noise standard deviation (known, common).
         tol: relative optimality gap at which to stop (below ~1e-9 the LP's own tolerance dominates).

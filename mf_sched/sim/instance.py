@@ -192,7 +192,8 @@ class Instance:
         means: K×M array, `means[k, m] = µ_k^(m)`; the last column holds the true means.
         ladder: the fidelity ladder (costs, ζ, optional γ).
         noise: a :class:`NoiseSpec` or its dict.
-        source, name: free text.
+        source: where the instance came from (free text).
+        name: label of the instance (free text).
 
     Example:
         >>> inst = Instance([[0.4, 0.5], [0.5, 0.6]], FidelityLadder([0.5, 5.0], [0.1, 0.0]),

@@ -258,7 +258,8 @@ class RaceData:
             engine: the decision engine, with every run's rung values and statuses.
             sign: `+1` (maximised metric) or `-1` (minimised: the engine holds `-value`).
             metric: the metric's name (axis label).
-            names, params: per run key, its name and configuration (default: the key, no parameters).
+            names: per run key, its name (default: the key).
+            params: per run key, its configuration (default: no parameters).
             curves: per run key, its learning curve `(resources, values)` in the metric's orientation
                 (default: its rung values).
             times: per run key, when it reached each rung (`M` numbers, NaN unknown); default: runs in
@@ -266,7 +267,8 @@ class RaceData:
             evidence: per run key, the numbers an adapter recorded when it stopped the run (keys `rung`,
                 `value`, `bound`, `incumbent`, `incumbent_value`, `incumbent_bound`, `reason`).
             trials: per run key, its trial numbers.
-            time_label, source: see the attributes.
+            time_label: see the attributes.
+            source: see the attributes.
 
         Example:
             >>> from mf_sched import FidelityLadder
