@@ -101,10 +101,21 @@ def list_policies() -> dict[str, type[Policy]]:
 def get_policy(name: str) -> type[Policy]:
     """The policy class registered under `name`.
 
-    >>> get_policy("no-such-policy")
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown policy 'no-such-policy'; registered: ..., se, ..., ucb1, ...
+    Args:
+        name: a registered name (see the policy table in the docs); an old name of :data:`RENAMED` is accepted
+            with a DeprecationWarning.
+
+    Returns:
+        The policy class; calling it with `n_arms`, `ladder` and the policy's options builds one.
+
+    Raises:
+        ValueError: `name` is not registered (the message lists the registered names).
+
+    Examples:
+        >>> get_policy("no-such-policy")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown policy 'no-such-policy'; registered: ..., se, ..., ucb1, ...
     """
     _load_all()
     try:
