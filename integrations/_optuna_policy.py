@@ -20,27 +20,52 @@ import abc
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
+from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation
 
 from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
 from ._optuna_space import SearchState, point_of, same_distribution, to_python
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .optuna import MFSampler
-
-__all__ = ["GP_POLICIES", "policy_result", "arms_for", "replay_policy", "decide_with_policy"]
+__all__ = ["GP_POLICIES", "policy_result", "arms_for"]
 
 GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
 """The continuous-space (Gaussian-process) policies: MFSampler uses :class:`_ContinuousGP` for them."""
 
 Placement = tuple[int | None, int, bool]  # (arm, fidelity, replica)
+
+
+class SamplerView(Protocol):
+    """What the strategies read from :class:`~mf_sched.integrations.optuna.MFSampler` (a structural type, so that
+    this module never imports the sampler that imports it)."""
+
+    ladder: FidelityLadder | None
+    delta: float
+    seed: int | None
+    race: bool
+    policy_name: str
+    policy_kwargs: dict[str, Any]
+
+    @property
+    def search_state(self) -> SearchState: ...
+
+    @property
+    def policy_sigma(self) -> float: ...
+
+    @property
+    def fallback(self) -> BaseSampler: ...
+
+    @property
+    def proposer(self) -> BaseSampler | None: ...
+
+    def proposed_arm(self, study: optuna.Study, trial: FrozenTrial) -> tuple[dict[str, Any], bool] | None: ...
 
 
 def policy_result(t: FrozenTrial) -> float | None:
@@ -63,7 +88,7 @@ class _Arms(abc.ABC):
 
     continuous: ClassVar[bool]
 
-    def __init__(self, sampler: MFSampler) -> None:
+    def __init__(self, sampler: SamplerView) -> None:
         self.sampler = sampler
 
     @property
@@ -108,6 +133,30 @@ class _Arms(abc.ABC):
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
         """The value of `param_name` for `trial` (MFSampler.sample_independent)."""
+
+    def replay_study(self, study: optuna.Study, sign: float) -> tuple[Policy | None, list[FrozenTrial], dict[int, Any]]:
+        """Rebuild the policy from the study's storage (see the module docstring); `sign` is +1 for a study
+        that maximizes, -1 for one that minimizes. Returns the policy (None while the search space is unknown),
+        the trials, and the outstanding pull of each RUNNING trial."""
+        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
+        if not self.ensure_space(trials):
+            return None, list(trials), {}
+        policy = self.new_policy()
+        running: dict[int, Any] = {}
+        for t in sorted(trials, key=lambda x: x.number):
+            self.replay(policy, t, sign, running)
+        return policy, list(trials), running
+
+    def decide(self, study: optuna.Study, trial: FrozenTrial, sign: float) -> tuple[int | None, int, set[Any], bool]:
+        """The (arm, fidelity) of a new trial: the policy's next pull; a replica of a running pull at a barrier
+        (last flag True); the recommended arm at the top once (when done); then None (the fallback explores).
+        Also returns the claims (trial number, arm, fidelity) of the running trials this decision saw."""
+        policy, _, running = self.replay_study(study, sign)
+        seen = {(n, p.arm, p.fidelity) for n, p in running.items()}  # the claims this decision saw
+        if policy is None:  # the search space is not known yet: a cheap discovery trial
+            return None, 0, seen, False
+        arm, fid, replica = self.place(study, trial, policy, running)
+        return arm, fid, seen, replica
 
     def _noise(self) -> dict[str, Any]:
         return {"kind": "subgaussian", "sigma": self.sampler.policy_sigma}
@@ -333,33 +382,6 @@ class _ContinuousGP(_Arms):
         )
 
 
-def arms_for(sampler: MFSampler, policy: str) -> _Arms:
+def arms_for(sampler: SamplerView, policy: str) -> _Arms:
     """The strategy for `policy`: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
     return (_ContinuousGP if policy in GP_POLICIES else _FiniteArms)(sampler)
-
-
-def replay_policy(self: MFSampler, study: optuna.Study) -> tuple[Policy | None, list[FrozenTrial], dict[int, Any]]:
-    """Rebuild the policy from the study's storage (see the module docstring). Returns the policy (None
-    while the search space is unknown), the trials, and the outstanding pull of each RUNNING trial."""
-    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-    if not self._arms.ensure_space(trials):
-        return None, list(trials), {}
-    policy = self._arms.new_policy()
-    sign = self._sign(study)
-    running: dict[int, Any] = {}
-    for t in sorted(trials, key=lambda x: x.number):
-        self._arms.replay(policy, t, sign, running)
-    return policy, list(trials), running
-
-
-def decide_with_policy(
-    self: MFSampler, study: optuna.Study, trial: FrozenTrial
-) -> tuple[int | None, int, set[Any], bool]:
-    """The (arm, fidelity) of a new trial: the policy's next pull; a replica of a running pull at a barrier
-    (last flag True); the recommended arm at the top once (when done); then None (the fallback explores)."""
-    policy, _, running = replay_policy(self, study)
-    seen = {(n, p.arm, p.fidelity) for n, p in running.items()}  # the claims this decision saw
-    if policy is None:  # the search space is not known yet: a cheap discovery trial
-        return None, 0, seen, False
-    arm, fid, replica = self._arms.place(study, trial, policy, running)
-    return arm, fid, seen, replica

@@ -116,7 +116,7 @@ from ._common import (
     warn_no_family,
 )
 from ._optuna_evidence import note_certificate, note_decision, note_pause
-from ._optuna_policy import arms_for, decide_with_policy, replay_policy
+from ._optuna_policy import arms_for
 from ._optuna_race import (
     ARM,
     BUDGET_SPENT,
@@ -1053,7 +1053,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return total
 
     def _policy_recommendation(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> MFRecommendation:
-        policy, trials, _ = replay_policy(self, study)
+        policy, trials, _ = self._arms.replay_study(study, self._sign(study))
         lad = self.ladder
         assert lad is not None
         spent = self._resources_spent(trials, None)
@@ -1213,7 +1213,7 @@ class MFSampler(_StudyCaches, BaseSampler):
                             self._stop(study)
                         break
                 else:
-                    arm, fid, seen, replica = decide_with_policy(self, study, trial)
+                    arm, fid, seen, replica = self._arms.decide(study, trial, self._sign(study))
                 self._set(study, trial, arm, fid)
                 if replica:
                     study._storage.set_trial_system_attr(trial._trial_id, REPLICA, True)

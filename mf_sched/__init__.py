@@ -11,6 +11,7 @@ The core (this package) depends on numpy and scipy only; adapters live in :mod:`
 
 from __future__ import annotations
 
+from mf_sched import _moved
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import Bounded, NoiseModel, SubGaussian
 from mf_sched.policy import (
@@ -38,6 +39,11 @@ from mf_sched.sim.instance import AssumptionWarning, Instance, load_instance, pu
 from mf_sched.sim.simulate import RunResult, Summary, policy_for, run_many, run_policy
 
 __version__ = "0.1.0"
+
+# the old paths of moved modules (`import mf_sched.datasets`, `mf_sched.datasets`): the moved modules, with a
+# DeprecationWarning, until 0.2.0
+_moved.install()
+__getattr__ = _moved.module_getattr
 
 __all__ = [
     "AssumptionWarning",

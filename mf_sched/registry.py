@@ -28,9 +28,10 @@ import types
 import typing
 import warnings
 from collections.abc import Mapping
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-from mf_sched.policy import Policy
+if TYPE_CHECKING:  # the annotations only: mf_sched.policy imports this module (Policy.from_state_dict)
+    from mf_sched.policy import Policy
 
 __all__ = ["register", "get_policy", "list_policies", "build_policy", "canonical_name", "RENAMED"]
 
@@ -38,7 +39,7 @@ _REGISTRY: dict[str, type[Policy]] = {}
 _LOADED = False
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
-P = TypeVar("P", bound=type[Policy])
+P = TypeVar("P", bound="type[Policy]")
 
 RENAMED: dict[str, str] = {"mfe": "iise-max-exploit", "mf-elimination": "mf-mab-elimination"}
 """Old policy names → their current names (still accepted, with a DeprecationWarning)."""

@@ -11,8 +11,8 @@ from _extras import missing_extra
 
 import mf_sched
 
-# Old module names kept as aliases of their moved modules (``mf_sched.simulate`` is ``mf_sched.sim.simulate``)
-# are tested under their real name only; ``__main__`` modules run a program when imported.
+# Every module under its own name (the old names of moved modules have no files: see mf_sched._moved);
+# ``__main__`` modules run a program when imported.
 MODULES = sorted(
     m.name
     for m in pkgutil.walk_packages(mf_sched.__path__, prefix="mf_sched.")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 
@@ -45,7 +48,8 @@ def test_the_lazy_imports_still_work():
     assert bound_count(100, 0.9, 0.95) == (90, 94)
 
 
-# The modules moved into sub-packages (issue 17) keep their old names as aliases of the same module object.
+# The modules moved into sub-packages (issue 17): their old names give the moved module, with a warning that
+# names the new path and the release that removes the old one (one table and one import hook: mf_sched._moved).
 MOVED = {
     "instance": "sim",
     "simulate": "sim",
@@ -66,13 +70,77 @@ MOVED = {
 }
 
 
+def _forget(old: str) -> None:
+    """As if ``mf_sched.<old>`` had never been imported in this process (the warning comes on a first import)."""
+    import mf_sched
+
+    sys.modules.pop(f"mf_sched.{old}", None)
+    mf_sched.__dict__.pop(old, None)
+
+
+def _next_minor(version: str) -> str:
+    major, minor = (int(x) for x in version.split(".")[:2])
+    return f"{major}.{minor + 1}.0"
+
+
+def test_the_moved_table_is_the_one_the_package_uses():
+    from mf_sched import _moved
+
+    assert _moved.MOVED == {f"mf_sched.{old}": f"mf_sched.{pkg}.{old}" for old, pkg in MOVED.items()}
+    assert _moved.REMOVED_IN == _next_minor(mf_sched_version()) == "0.2.0"
+    root = Path(__file__).resolve().parents[1] / "mf_sched"
+    assert not [old for old in MOVED if (root / f"{old}.py").exists()]  # no alias files left
+
+
+def mf_sched_version() -> str:
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    return re.search(r'^version = "([^"]+)"', text, re.M).group(1)  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("old", sorted(MOVED))
-def test_old_module_names_are_the_moved_modules(old):
+@pytest.mark.parametrize("how", ["import", "from-import", "attribute"])
+def test_old_module_names_warn_and_are_the_moved_modules(old, how):
     import importlib
 
-    new = importlib.import_module(f"mf_sched.{MOVED[old]}.{old}")
-    assert importlib.import_module(f"mf_sched.{old}") is new
-    assert new.__name__ == f"mf_sched.{MOVED[old]}.{old}"
+    import mf_sched
+
+    new_name = f"mf_sched.{MOVED[old]}.{old}"
+    new = importlib.import_module(new_name)
+    _forget(old)
+    text = rf"^mf_sched\.{old} is deprecated and will be removed in mf-sched 0\.2\.0; import {new_name} instead$"
+    with pytest.warns(DeprecationWarning, match=text) as caught:
+        if how == "import":
+            got = importlib.import_module(f"mf_sched.{old}")
+        elif how == "from-import":
+            got = __import__("mf_sched", fromlist=[old]).__dict__[old]
+        else:
+            got = getattr(mf_sched, old)
+    assert got is new  # the same module object: the same classes and functions, one state
+    assert all(getattr(got, n) is getattr(new, n) for n in getattr(new, "__all__", ()))
+    assert new.__name__ == new_name and new.__spec__.name == new_name  # the moved module keeps its own spec
+    assert caught[0].filename == __file__  # the warning points at the importing line, not at the import hook
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert importlib.import_module(f"mf_sched.{old}") is new  # later imports: the cached module, no warning
+
+
+def test_an_old_name_in_a_fresh_interpreter_warns_at_the_import_line():
+    code = (
+        "import warnings\nwarnings.simplefilter('always')\n"
+        "from mf_sched.datasets import load_source\nprint(load_source.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "mf_sched.curves.datasets"
+    assert out.stderr.splitlines()[0].startswith("<string>:3: DeprecationWarning: mf_sched.datasets is deprecated")
+
+
+def test_unknown_attributes_and_modules_still_fail():
+    import mf_sched
+
+    with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
+        mf_sched.no_such_module  # noqa: B018
+    with pytest.raises(ModuleNotFoundError):
+        __import__("mf_sched.no_such_module")
 
 
 def test_the_packages_that_were_modules_re_export_their_public_names():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -56,7 +57,8 @@ finite_floats = st.floats(allow_nan=True, allow_infinity=True)
 def test_random_ladders_are_valid_or_value_error(costs, zeta):
     try:
         lad = FidelityLadder(costs, zeta)
-    except ValueError:
+    except ValueError as e:
+        assert _names(str(e), "costs") or _names(str(e), "zeta"), str(e)  # the error names the bad argument
         return
     assert all(c > 0 for c in lad.costs) and all(b > a for a, b in zip(lad.costs, lad.costs[1:]))
     assert lad.zeta[-1] == 0 and all(z >= 0 and math.isfinite(z) for z in lad.zeta)
@@ -69,13 +71,61 @@ json_values = st.recursive(
 )
 
 
+INSTANCE_KEYS = ["means", "costs", "zeta", "gamma", "noise", "source", "x"]
+REQUIRED_KEYS = {"means", "costs", "zeta", "noise"}
+
+
+def _names(message: str, key: str) -> bool:
+    return re.search(rf"\b{re.escape(key)}\b", message) is not None
+
+
 @settings(max_examples=300, deadline=None)
-@given(d=st.dictionaries(st.sampled_from(["means", "costs", "zeta", "gamma", "noise", "source", "x"]), json_values))
-def test_random_instance_dicts_are_valid_or_value_error(d):
+@given(d=st.dictionaries(st.sampled_from(INSTANCE_KEYS), json_values))
+def test_random_instance_dicts_are_rejected_naming_a_field(d):
+    """A random dict is (almost surely) not an instance: the ValueError names one of its fields or a required
+    field it lacks, so that the user knows what to fix. Were one valid, it must survive a JSON round trip."""
     try:
-        Instance.from_dict(d)
-    except ValueError:
-        pass
+        inst = Instance.from_dict(d)
+    except ValueError as e:
+        assert any(_names(str(e), k) for k in set(d) | REQUIRED_KEYS), str(e)
+    else:
+        again = Instance.from_dict(inst.to_dict())
+        assert np.array_equal(again.means, inst.means) and again.ladder.costs == inst.ladder.costs
+
+
+VALID_INSTANCE = {
+    "means": [[0.2, 0.3], [0.5, 0.6], [0.4, 0.7]],
+    "costs": [1.0, 4.0],
+    "zeta": [0.2, 0.0],
+    "gamma": [0.3, 0.0],
+    "noise": {"kind": "gaussian", "sigma": 0.1},
+    "source": "a test",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(INSTANCE_KEYS), value=json_values, drop=st.booleans())
+def test_one_bad_field_of_a_valid_instance_is_named(key, value, drop):
+    """A valid instance with one field replaced by a random JSON value (or removed): either the ValueError names
+    that field, or the instance is valid and holds exactly what the dict says (the optional ``gamma`` and
+    ``source`` may be removed; a replacement that happens to be valid is kept as given)."""
+    d = dict(VALID_INSTANCE)
+    if drop and key in d:
+        del d[key]
+    else:
+        d[key] = value
+    try:
+        inst = Instance.from_dict(d)
+    except ValueError as e:
+        assert _names(str(e), key), f"{key} = {value!r} (dropped: {drop}): {e}"
+        return
+    assert not (drop and key in REQUIRED_KEYS)  # a required field cannot be missing
+    assert key != "x"  # an unknown key is never accepted
+    assert np.array_equal(inst.means, np.asarray(d["means"], dtype=float))
+    assert list(inst.ladder.costs) == [float(c) for c in d["costs"]]
+    assert list(inst.ladder.zeta) == [float(z) for z in d["zeta"]]
+    assert inst.source == d.get("source")
+    assert Instance.from_dict(inst.to_dict()).to_dict() == inst.to_dict()
 
 
 @settings(max_examples=50, deadline=None)

@@ -47,7 +47,14 @@ def test_radius_matches_the_union_bound_split() -> None:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_best_run_is_stopped_at_most_delta_of_the_time(mode: str) -> None:
-    """δ-correctness with correlated curves: the best run survives with probability ≥ 1 − δ."""
+    """δ-correctness with correlated curves: the best run is stopped with probability ≤ δ = 0.2, and here far
+    less: measured 0 times in 3,000 runs per mode (``default_rng(11)``, this test's loop) besides these 300.
+
+    Thresholds, each with its false-failure rate (the chance that a correct engine fails the test on a fresh
+    seed): the rate's 99% upper confidence bound from 0 of 3,000 is ``p = 1 − 0.01^(1/3000) ≈ 0.0015``; the
+    test allows ``c = binom.isf(1e-3, 300, p) = 4`` stopped best runs of 300 (``P(Bin(300, p) > 4) ≈ 1e-4``),
+    which a rate of 3% (far inside the guarantee, but not this engine on these curves) would exceed with
+    probability 0.95. The guarantee itself, ``wrong ≤ binom.isf(1e-3, 300, δ) = 82``, is implied."""
     delta, K, reps = 0.2, 12, 300
     rng = np.random.default_rng(5)
     wrong = 0
@@ -74,10 +81,12 @@ def test_best_run_is_stopped_at_most_delta_of_the_time(mode: str) -> None:
                 alive = nxt
         stopped_total += K - len(alive)
         wrong += best not in alive
-    # the bound is loose: the failure rate must stay below δ with a binomial margin
-    assert wrong <= stats.binom.ppf(0.999, reps, delta)
-    assert wrong / reps < delta
-    assert stopped_total > 0.5 * reps * (K - 1)  # and the rule does eliminate most runs
+    p_hi = 1 - 0.01 ** (1 / 3000)  # 99% upper confidence bound on the rate from 0 stopped best runs of 3,000
+    allowed = stats.binom.isf(1e-3, reps, p_hi)
+    assert allowed == 4 and allowed < stats.binom.isf(1e-3, reps, delta)
+    assert wrong <= allowed, f"the best run was stopped {wrong} times of {reps} (measured: 0 of 3,000)"
+    # and the rule does eliminate: measured 76% (sync) and 69% (async) of the 11 other runs per race
+    assert stopped_total > 0.5 * reps * (K - 1)
 
 
 def test_async_with_full_evidence_equals_sync() -> None:

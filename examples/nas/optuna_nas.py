@@ -391,7 +391,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     how = (
         "identified (the best with probability >= 1 - δ)"
         if cert["certified"]
-        else f"ε-optimal, ε = {cert['epsilon']:.3f}"
+        else f"with probability >= 1 - δ over tasks like the bound's calibration tasks, within ε = "
+        f"{cert['epsilon']:.3f} (plus the bound's tolerance) of a full search's answer"
         if cert["epsilon"] is not None
         else cert["reason"]
     )

@@ -1,7 +1,0 @@
-"""Moved to :mod:`mf_sched.sim.iise_runner`; this old name is kept as an alias of that same module."""
-
-import sys
-
-from mf_sched.sim import iise_runner as _module
-
-sys.modules[__name__] = _module

@@ -1,7 +1,0 @@
-"""Moved to :mod:`mf_sched.constrained.mixture_hardness`; this old name is kept as an alias of that same module."""
-
-import sys
-
-from mf_sched.constrained import mixture_hardness as _module
-
-sys.modules[__name__] = _module
