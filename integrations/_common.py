@@ -4,17 +4,17 @@ prior, refined by the study) and σ (given or a default per metric family).
 Adapters translate a framework's objects into a :class:`~mf_sched.rungs.RungEliminator`; this module holds the
 decisions both make the same way, so that a study behaves alike under Optuna and Ray:
 
-* **Ladder.** Given (``ladder=``), from a calibration (``calibration=``), or inferred from the maximum
-  resource ``R`` (an argument, Ray's ``max_t`` / ``stop``, or the first trial that finished):
-  :func:`auto_resources` gives geometric rungs ``r_0 η^k`` (``η = reduction_factor``, default 3) from
-  ``r_0 ≈ 2%`` of ``R`` (the earliest fraction the prior is calibrated for) up to ``R``, dropping a rung that
-  would sit within ``√η`` of ``R``. Costs are the resources (epochs).
-* **The bound.** Given (``race_bias=``: a :class:`~mf_sched.racing.curve_bound.CurveBound`, a
+* **Ladder.** Given (`ladder=`), from a calibration (`calibration=`), or inferred from the maximum
+  resource `R` (an argument, Ray's `max_t` / `stop`, or the first trial that finished):
+  :func:`auto_resources` gives geometric rungs `r_0 η^k` (`η = reduction_factor`, default 3) from
+  `r_0 ≈ 2%` of `R` (the earliest fraction the prior is calibrated for) up to `R`, dropping a rung that
+  would sit within `√η` of `R`. Costs are the resources (epochs).
+* **The bound.** Given (`race_bias=`: a :class:`~mf_sched.racing.curve_bound.CurveBound`, a
   :class:`~mf_sched.race.RaceBias`, a list, a calibration), or the one shipped with mf-sched for the metric's
-  family (:func:`mf_sched.race.metric_transform` on the values the study reported, or ``metric_family=``): the
+  family (:func:`mf_sched.race.metric_transform` on the values the study reported, or `metric_family=`): the
   curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound`, for the study's size, α = δ, the tolerance
-  and the rungs' fractions of ``R``; ``bound="zeta+"``: the unconditional ζ⁺ prior,
-  :func:`mf_sched.race.race_prior`), raised by the study's own runs as they finish (``refine``). A metric
+  and the rungs' fractions of `R`; `bound="zeta+"`: the unconditional ζ⁺ prior,
+  :func:`mf_sched.race.race_prior`), raised by the study's own runs as they finish (`refine`). A metric
   outside every family (a reward, a score of both signs) gets no bound: nothing is stopped until the user names
   the family or gives a bound — said once per study in a warning.
 * **σ** (seed-to-seed noise of one value): given, the calibration's, or a default: 0.01 for metrics in
@@ -66,7 +66,7 @@ FIRST_FRACTION = 0.02
 def auto_resources(
     max_resource: float, *, min_resource: float | None = None, reduction_factor: float = 3.0
 ) -> list[float]:
-    """Geometric rungs up to ``max_resource`` (see the module docstring).
+    """Geometric rungs up to `max_resource` (see the module docstring).
 
     >>> auto_resources(27), auto_resources(52), auto_resources(100), auto_resources(1000)[:2]
     ([1.0, 3.0, 9.0, 27.0], [1.0, 3.0, 9.0, 27.0, 52.0], [2.0, 6.0, 18.0, 54.0, 100.0], [20.0, 60.0])
@@ -88,7 +88,7 @@ def auto_resources(
 
 
 def inferred_ladder(resources: Sequence[float]) -> FidelityLadder:
-    """A ladder over ``resources`` with costs = resources and an unknown all-arm ζ (:data:`UNKNOWN_ZETA`)."""
+    """A ladder over `resources` with costs = resources and an unknown all-arm ζ (:data:`UNKNOWN_ZETA`)."""
     res = [float(r) for r in resources]
     return FidelityLadder(costs=res, zeta=[UNKNOWN_ZETA] * (len(res) - 1) + [0.0], resources=res)
 
@@ -105,8 +105,8 @@ def resolve_ladder(
     integer_steps: bool = False,
     resources: Sequence[float] | None = None,
 ) -> FidelityLadder | None:
-    """The ladder given, calibrated, or over the ``resources`` given (rungs without a known ζ: racing only);
-    ``None`` when none is given (to be inferred)."""
+    """The ladder given, calibrated, or over the `resources` given (rungs without a known ζ: racing only);
+    `None` when none is given (to be inferred)."""
     pairs = (("ladder", ladder), ("calibration", calibration), ("resources", resources))
     given = [name for name, v in pairs if v is not None]
     if len(given) > 1:
@@ -136,7 +136,7 @@ _REAL = (int, float, np.integer, np.floating)
 
 
 def _check_above(name: str, value: Any, low: float, *, allow_none: bool = False) -> None:
-    """A finite number ``> low`` (or None where ``allow_none``); the error names it and the range."""
+    """A finite number `> low` (or None where `allow_none`); the error names it and the range."""
     if allow_none and value is None:
         return
     if isinstance(value, bool) or not isinstance(value, _REAL) or not (math.isfinite(value) and value > low):
@@ -147,7 +147,7 @@ def _check_above(name: str, value: Any, low: float, *, allow_none: bool = False)
 class RungArgs:
     """An adapter's rung arguments, checked by :func:`resolve_rungs`: the ladder known now (given, from a
     calibration, or over the given resources; None: inferred once the maximum resource is known), σ, the user's
-    ζ⁺ argument, and how a ladder is inferred (``max_resource``, ``min_resource``, ``reduction_factor``)."""
+    ζ⁺ argument, and how a ladder is inferred (`max_resource`, `min_resource`, `reduction_factor`)."""
 
     ladder: FidelityLadder | None
     sigma: float | np.ndarray | None
@@ -157,25 +157,25 @@ class RungArgs:
     reduction_factor: float
 
     def inferred(self, max_resource: float) -> FidelityLadder:
-        """The ladder inferred for the maximum resource ``max_resource`` (:func:`auto_resources`)."""
+        """The ladder inferred for the maximum resource `max_resource` (:func:`auto_resources`)."""
         return inferred_ladder(
             auto_resources(max_resource, min_resource=self.min_resource, reduction_factor=self.reduction_factor)
         )
 
     def initial_ladder(self) -> FidelityLadder | None:
-        """The ladder known before any trial: given, or inferred from ``max_resource``; else None."""
+        """The ladder known before any trial: given, or inferred from `max_resource`; else None."""
         if self.ladder is not None or self.max_resource is None:
             return self.ladder
         return self.inferred(self.max_resource)
 
     def given_bias(self, M: int) -> RaceBias | CurveBound | None:
-        """The user's bound for a ladder of ``M`` rungs (:func:`coerce_race_bias`); None: use the shipped one,
+        """The user's bound for a ladder of `M` rungs (:func:`coerce_race_bias`); None: use the shipped one,
         or the user's :class:`~mf_sched.racing.curve_bound.CurveBoundFit` (:attr:`fit`) chosen like it."""
         return None if self.fit is not None else coerce_race_bias(self.race_bias, M)
 
     @property
     def fit(self) -> CurveBoundFit | None:
-        """A fitted curve bound given as ``race_bias=`` (:func:`mf_sched.racing.fit.fit_curve_bound`): selected
+        """A fitted curve bound given as `race_bias=` (:func:`mf_sched.racing.fit.fit_curve_bound`): selected
         for the study's size, δ, tolerance, rungs and metric like the shipped one, and refined by the study."""
         return self.race_bias if isinstance(self.race_bias, CurveBoundFit) else None
 
@@ -198,8 +198,8 @@ def resolve_rungs(
     """The rung arguments both adapters take, checked at construction: the ladder (:func:`resolve_ladder`), σ
     (:func:`check_sigma`), ζ⁺ (:func:`coerce_race_bias`, once the ladder is known) and the inference recipe.
 
-    ``zeta_needed_by`` names what needs a ζ for every rung (e.g. ``"rule = 'iise'"``): an inferred or missing
-    ladder is then refused. ``names``: how the adapter calls ``max_resource`` and ``min_resource`` in errors.
+    `zeta_needed_by` names what needs a ζ for every rung (e.g. `"rule = 'iise'"`): an inferred or missing
+    ladder is then refused. `names`: how the adapter calls `max_resource` and `min_resource` in errors.
 
     >>> r = resolve_rungs("demo", ladder=None, calibration=None, resources=None, sigma=None, race_bias=None,
     ...                   max_resource=27, min_resource=None, reduction_factor=3)
@@ -231,7 +231,7 @@ def resolve_rungs(
 
 
 def check_count(name: str, value: Any, low: int, *, allow_none: bool = False, unit: str | None = None) -> None:
-    """An integer argument ``>= low`` (or None where ``allow_none``); the error names it and the accepted range."""
+    """An integer argument `>= low` (or None where `allow_none`); the error names it and the accepted range."""
     if allow_none and value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -240,7 +240,7 @@ def check_count(name: str, value: Any, low: int, *, allow_none: bool = False, un
 
 
 def check_sigma(sigma: Any, calibration: Any, M: int | None) -> float | np.ndarray | None:
-    """σ as given (one number, or one per rung), from a calibration, or ``None`` (a default is chosen later)."""
+    """σ as given (one number, or one per rung), from a calibration, or `None` (a default is chosen later)."""
     if sigma is None and calibration is not None:
         s = np.asarray(calibration.sigma, dtype=float)
         if (M is None or s.size == M) and np.isfinite(s).all():
@@ -300,11 +300,11 @@ def auto_race_bias(
     bound: str = "curve",
     fit: CurveBoundFit | None = None,
 ) -> CurveBound | RaceBias:
-    """The bound shipped for the metric family of ``values`` (or the named ``family``): the curve-aware bound
-    (:func:`mf_sched.racing.shipped_curve_bound`, selected for the study's size, α = ``alpha``, ``tolerance`` and
-    the ladder's rung fractions) or, with ``bound="zeta+"``, the unconditional ζ⁺ prior at the ladder's
-    fractions. ``fit``: the user's fitted curve bound instead of the shipped one (its family's map of the metric
-    is used). "No bound" (``inf`` below the top: nothing is stopped) when no family fits — the adapter warns
+    """The bound shipped for the metric family of `values` (or the named `family`): the curve-aware bound
+    (:func:`mf_sched.racing.shipped_curve_bound`, selected for the study's size, α = `alpha`, `tolerance` and
+    the ladder's rung fractions) or, with `bound="zeta+"`, the unconditional ζ⁺ prior at the ladder's
+    fractions. `fit`: the user's fitted curve bound instead of the shipped one (its family's map of the metric
+    is used). "No bound" (`inf` below the top: nothing is stopped) when no family fits — the adapter warns
     once per study (:func:`no_family_message`)."""
     fr = fractions(ladder)
     fam = metric_transform(values, mode, family)
@@ -351,7 +351,7 @@ def check_budget(budget: Any) -> float | None:
 
 
 def warn_no_family(view: Any, study: Any, warned: set[Any], who: str) -> None:
-    """Warn once per study (``warned`` holds the studies warned) when its metric fits no family."""
+    """Warn once per study (`warned` holds the studies warned) when its metric fits no family."""
     if getattr(view, "no_family", False):
         key = (id(study._storage), study._study_id)
         if key not in warned:

@@ -5,29 +5,29 @@ study, and the study's race read back for :mod:`mf_sched.visualization`.
 MFSampler stops the trial, by :func:`note_decision`):
 
 =================================  ==========================================================================
-``race:rule``                      ``"race"`` (racing against the incumbent) or ``"iise"`` (IISE's rule, Eq. 3)
-``race:rung``, ``race:step``       the rung at which it was stopped, and that rung's step (``trial.report``)
-``race:value``                     its value there
-``race:bound``                     the best final value it could still reach (the optimistic bound; for
-                                   ``"iise"`` the value + radius + 2ζ at the rung)
-``race:incumbent``                 the run it lost to (``"trial 7"``, or ``"config 3"`` for MFSampler's
-                                   configurations), ``race:incumbent_trial`` its trial number
-``race:incumbent_value``           the incumbent's value (at the top rung; for ``"iise"`` at the rung)
-``race:incumbent_lower_bound``     the incumbent's pessimistic bound: stopped because ``race:bound`` is below it
-                                   (for a minimised objective ``race:incumbent_upper_bound``, and the bound above)
-``race:bias_source``, ``race:delta``  where the bias bound came from; the confidence parameter
-``race:reason``                    the same in one sentence
+`race:rule`                      `"race"` (racing against the incumbent) or `"iise"` (IISE's rule, Eq. 3)
+`race:rung`, `race:step`       the rung at which it was stopped, and that rung's step (`trial.report`)
+`race:value`                     its value there
+`race:bound`                     the best final value it could still reach (the optimistic bound; for
+                                   `"iise"` the value + radius + 2ζ at the rung)
+`race:incumbent`                 the run it lost to (`"trial 7"`, or `"config 3"` for MFSampler's
+                                   configurations), `race:incumbent_trial` its trial number
+`race:incumbent_value`           the incumbent's value (at the top rung; for `"iise"` at the rung)
+`race:incumbent_lower_bound`     the incumbent's pessimistic bound: stopped because `race:bound` is below it
+                                   (for a minimised objective `race:incumbent_upper_bound`, and the bound above)
+`race:bias_source`, `race:delta`  where the bias bound came from; the confidence parameter
+`race:reason`                    the same in one sentence
 =================================  ==========================================================================
 
 **On the study** (study user attributes, written by :func:`note_certificate` whenever they change): the
-certificate (``race:certificate``: the best run and trial, its value, ε, δ, identified, the bias bound's source,
-runs per status, the uncovered runs), the same in one sentence (``race:summary``) and the race's configuration
-(``race:config``: ladder, δ, σ, ζ⁺, the candidates' settings) from which :func:`study_race_data` rebuilds the
-race of a study loaded from its storage without the sampler or pruner objects (``mf-sched report``).
+certificate (`race:certificate`: the best run and trial, its value, ε, δ, identified, the bias bound's source,
+runs per status, the uncovered runs), the same in one sentence (`race:summary`) and the race's configuration
+(`race:config`: ladder, δ, σ, ζ⁺, the candidates' settings) from which :func:`study_race_data` rebuilds the
+race of a study loaded from its storage without the sampler or pruner objects (`mf-sched report`).
 
 Private Optuna API used (as in :mod:`mf_sched.integrations.optuna`): a pruner or sampler gets a
-``FrozenTrial``, so attributes are written through ``study._storage.set_trial_user_attr`` /
-``set_study_user_attr``.
+`FrozenTrial`, so attributes are written through `study._storage.set_trial_user_attr` /
+`set_study_user_attr`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _by_arm(adapter: Any) -> bool:
 
 
 def key_name(key: Hashable, by_arm: bool) -> str:
-    """How a run is named: ``"config 3"`` (MFSampler's candidate 3), ``"trial 7"``."""
+    """How a run is named: `"config 3"` (MFSampler's candidate 3), `"trial 7"`."""
     if isinstance(key, str) and key.startswith("trial-"):
         return "trial " + key[len("trial-") :]
     return f"config {key}" if by_arm else f"trial {key}"
@@ -95,7 +95,7 @@ def _finite(x: Any) -> float | None:
 
 
 def _top_trial(key: Hashable, by_arm: bool, trials: Sequence[FrozenTrial] | None, arm_of: Any) -> int | None:
-    """The trial number that carries run ``key``'s top-rung result."""
+    """The trial number that carries run `key`'s top-rung result."""
     if not by_arm:
         return int(key) if isinstance(key, int) else None
     if isinstance(key, str) and key.startswith("trial-"):
@@ -115,8 +115,8 @@ def decision_attrs(
     by_arm: bool = False,
     incumbent_trial: int | None = None,
 ) -> dict[str, Any]:
-    """The ``race:*`` attributes of a stopped run (see the module docstring); ``steps`` are the rungs' steps as
-    the objective reports them. Empty when ``key`` is not stopped. Uses the engine's public methods only."""
+    """The `race:*` attributes of a stopped run (see the module docstring); `steps` are the rungs' steps as
+    the objective reports them. Empty when `key` is not stopped. Uses the engine's public methods only."""
     rung = engine.stop_rung(key)
     if rung is None:
         return {}
@@ -167,7 +167,7 @@ def note_decision(
     adapter: Any,
     trials: Sequence[FrozenTrial] | None = None,
 ) -> None:
-    """Record on ``trial`` (user attributes) why run ``key`` was stopped; nothing when it is not stopped. A trial
+    """Record on `trial` (user attributes) why run `key` was stopped; nothing when it is not stopped. A trial
     that already finished cannot be annotated: then nothing is written."""
     by_arm = _by_arm(adapter)
     arm_of = getattr(adapter, "arm_of", None)
@@ -185,8 +185,8 @@ def note_pause(
     study: optuna.Study, trial: FrozenTrial, engine: RungEliminator, key: Hashable, *, steps: Sequence[float],
     eta: float,
 ) -> None:  # fmt: skip
-    """Record on ``trial`` why the anytime schedule paused it (pruned, not stopped: its configuration may run
-    again): its value at the rung against ASHA's cut there (the ``max(1, ⌊n/η⌋)``-th best value recorded)."""
+    """Record on `trial` why the anytime schedule paused it (pruned, not stopped: its configuration may run
+    again): its value at the rung against ASHA's cut there (the `max(1, ⌊n/η⌋)`-th best value recorded)."""
     rung = engine.reached(key)
     v = engine.value(key, rung)
     if v is None:
@@ -321,7 +321,7 @@ def _metric_name(study: optuna.Study) -> str:
 
 
 def _rebuild_adapter(study: optuna.Study, cfg: Mapping[str, Any]) -> Any:
-    """The MFSampler or MFPruner a study was raced with, from its ``race:config`` (validated by the constructors)."""
+    """The MFSampler or MFPruner a study was raced with, from its `race:config` (validated by the constructors)."""
     from .optuna import MFPruner, MFSampler
 
     if not isinstance(cfg, Mapping) or cfg.get("version") != _CONFIG_VERSION:
@@ -395,11 +395,11 @@ def _evidence_of(t: FrozenTrial) -> dict[str, Any]:
 
 def study_race_data(study: optuna.Study) -> RaceData:
     """The race of an Optuna study (see :mod:`mf_sched.visualization`): rebuilt from its storage with the sampler
-    or pruner it was raced with (the live objects, else the ``race:config`` stored with it, else the defaults).
+    or pruner it was raced with (the live objects, else the `race:config` stored with it, else the defaults).
 
     Raises:
         ValueError: the study has no trial with a reported value at a rung (nothing was raced yet), or its
-            ``race:config`` is malformed.
+            `race:config` is malformed.
     """
     trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
     adapter = _adapter_of(study, trials)

@@ -1,15 +1,15 @@
-"""MFSampler's two kinds of search: finite arms (``race`` and the finite-armed policies) or a continuous space
-(MF-GP-UCB), and MFSampler with a registered ask/tell policy other than ``race`` (IISE, SH, Hyperband, MF-GRAD,
+"""MFSampler's two kinds of search: finite arms (`race` and the finite-armed policies) or a continuous space
+(MF-GP-UCB), and MFSampler with a registered ask/tell policy other than `race` (IISE, SH, Hyperband, MF-GRAD,
 MF-GP-UCB ...).
 
 :class:`MFSampler` picks one strategy in its constructor — :class:`_FiniteArms` or :class:`_ContinuousGP`, both
 :class:`_Arms` — and calls it wherever the two kinds differ: checking the policy, learning the search space,
 building and replaying the policy, placing a new trial, the recommended parameters and sampling a parameter.
 
-The policy is rebuilt from the study's storage at every decision: every trial is replayed in ``number`` order
+The policy is rebuilt from the study's storage at every decision: every trial is replayed in `number` order
 into a fresh policy (COMPLETE/PRUNED trials adopted and told their value at their fidelity, RUNNING ones
 outstanding pulls, FAIL ones given back). These policies choose a fidelity per trial: the objective trains to
-``train_to(trial)`` and ends with ``finish(trial, value)``, or — an ordinary objective — MFPruner ends the trial
+`train_to(trial)` and ends with `finish(trial, value)`, or — an ordinary objective — MFPruner ends the trial
 when it reaches the policy's fidelity (its value there is told to the policy). MF-GP-UCB (continuous spaces)
 re-asks the policy and matches each trial to its proposal, adopting points placed by others.
 """
@@ -69,7 +69,7 @@ class SamplerView(Protocol):
 
 
 def policy_result(t: FrozenTrial) -> float | None:
-    """A trial's value for the policy: ``mf:result``, else its value (COMPLETE) or last report (PRUNED)."""
+    """A trial's value for the policy: `mf:result`, else its value (COMPLETE) or last report (PRUNED)."""
     attrs = t.system_attrs
     v = attrs.get(RESULT)
     if v is None and t.state == TrialState.COMPLETE and t.value is not None:
@@ -97,19 +97,19 @@ class _Arms(abc.ABC):
 
     @abc.abstractmethod
     def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
-        """Refuse a registered policy (other than ``race``) this kind of search cannot drive."""
+        """Refuse a registered policy (other than `race`) this kind of search cannot drive."""
 
     def use_given_space(self) -> None:
-        """Constructor step once ``search_space=`` is set (finite arms: its candidates)."""
+        """Constructor step once `search_space=` is set (finite arms: its candidates)."""
 
     def probe(self) -> Policy | None:
-        """Constructor's last step: a throw-away policy built so that bad ``policy_kwargs`` fail early (None if
+        """Constructor's last step: a throw-away policy built so that bad `policy_kwargs` fail early (None if
         this kind of search builds none)."""
         return None
 
     @abc.abstractmethod
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
-        """Learn the search space from ``trials`` if not known yet; whether it is known."""
+        """Learn the search space from `trials` if not known yet; whether it is known."""
 
     @abc.abstractmethod
     def new_policy(self) -> Policy:
@@ -117,11 +117,11 @@ class _Arms(abc.ABC):
 
     @abc.abstractmethod
     def replay(self, policy: Policy, t: FrozenTrial, sign: float, running: dict[int, Any]) -> None:
-        """Replay trial ``t`` into ``policy`` (a RUNNING trial's pull goes into ``running``)."""
+        """Replay trial `t` into `policy` (a RUNNING trial's pull goes into `running`)."""
 
     @abc.abstractmethod
     def place(self, study: optuna.Study, trial: FrozenTrial, policy: Policy, running: dict[int, Any]) -> Placement:
-        """``(arm, fidelity, replica)`` of the new ``trial`` from the policy's next pull (``policy.ask()``), given the
+        """`(arm, fidelity, replica)` of the new `trial` from the policy's next pull (`policy.ask()`), given the
         outstanding pull of each RUNNING trial."""
 
     @abc.abstractmethod
@@ -132,10 +132,10 @@ class _Arms(abc.ABC):
     def sample_independent(
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
-        """The value of ``param_name`` for ``trial`` (MFSampler.sample_independent)."""
+        """The value of `param_name` for `trial` (MFSampler.sample_independent)."""
 
     def replay_study(self, study: optuna.Study, sign: float) -> tuple[Policy | None, list[FrozenTrial], dict[int, Any]]:
-        """Rebuild the policy from the study's storage (see the module docstring); ``sign`` is +1 for a study
+        """Rebuild the policy from the study's storage (see the module docstring); `sign` is +1 for a study
         that maximizes, -1 for one that minimizes. Returns the policy (None while the search space is unknown),
         the trials, and the outstanding pull of each RUNNING trial."""
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
@@ -166,7 +166,7 @@ class _Arms(abc.ABC):
 
 
 class _FiniteArms(_Arms):
-    """Arms are a fixed candidate set of the search space (``race`` and the finite-armed best-arm policies)."""
+    """Arms are a fixed candidate set of the search space (`race` and the finite-armed best-arm policies)."""
 
     continuous = False
 
@@ -277,8 +277,8 @@ class _FiniteArms(_Arms):
         return to_python(params[param_name])
 
     def _in_space(self, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution) -> bool:
-        """Whether ``param_name`` with this distribution is in the search space; if not, the space is dynamic:
-        an error with an explicit ``search_space=``, else a warning and the study goes to the fallback."""
+        """Whether `param_name` with this distribution is in the search space; if not, the space is dynamic:
+        an error with an explicit `search_space=`, else a warning and the study goes to the fallback."""
         search = self.search
         assert search.space is not None
         if (
@@ -305,7 +305,7 @@ class _FiniteArms(_Arms):
 
 class _ContinuousGP(_Arms):
     """The policy searches the whole (continuous) space itself: MF-GP-UCB / GP-UCB propose each trial's
-    parameters, stored in ``mf:params``."""
+    parameters, stored in `mf:params`."""
 
     continuous = True
 
@@ -383,5 +383,5 @@ class _ContinuousGP(_Arms):
 
 
 def arms_for(sampler: SamplerView, policy: str) -> _Arms:
-    """The strategy for ``policy``: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
+    """The strategy for `policy`: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
     return (_ContinuousGP if policy in GP_POLICIES else _FiniteArms)(sampler)

@@ -4,22 +4,22 @@ Storage is the only state shared by Optuna's worker processes, so every decision
 :class:`~mf_sched.rungs.RungEliminator` from the study's trials — vectorised (:meth:`RungEliminator.report_many`),
 so the cost is one pass over the trials. What is read from a trial:
 
-* its **rung values**: at rung ``m`` (step ``s_m``) the last intermediate value reported at a step ``≤ s_m``,
-  provided the trial reached ``s_m`` (steps off the rungs count: what a pruner sees), plus its
-  ``mf:result`` at its fidelity (``finish``); values of FAIL trials count too below the top rung (nothing a
+* its **rung values**: at rung `m` (step `s_m`) the last intermediate value reported at a step `≤ s_m`,
+  provided the trial reached `s_m` (steps off the rungs count: what a pruner sees), plus its
+  `mf:result` at its fidelity (`finish`); values of FAIL trials count too below the top rung (nothing a
   crashed worker stored is lost), but a FAIL trial has no top-rung value even where it reported the last step:
   its final result failed (the objective returned NaN or raised, or the worker died before it returned), so it
   can neither be recommended nor stop others as the incumbent, and its configuration is evaluated again (up to
-  ``max_failures`` times); non-finite values are no evidence;
-* its **run**: with ``by="arm"`` (MFSampler) a configuration is one run across trials — a trial that resumes
+  `max_failures` times); non-finite values are no evidence;
+* its **run**: with `by="arm"` (MFSampler) a configuration is one run across trials — a trial that resumes
   a configuration from its checkpoint continues its curve — and the lowest-numbered trial wins where two
   report the same rung; trials whose parameters are not a candidate (a discovery trial, a fallback trial)
-  are runs of their own, keyed ``"trial-<number>"``. With ``by="trial"`` (MFPruner with any sampler) every
+  are runs of their own, keyed `"trial-<number>"`. With `by="trial"` (MFPruner with any sampler) every
   trial is a run;
-* **busy**: a RUNNING trial holds its run (unless ``stale_after`` says its worker is dead), and so does a
-  WAITING trial that already carries a pull — a retry that Optuna's ``RetryHeartbeatStaleTrialCallback`` enqueued
+* **busy**: a RUNNING trial holds its run (unless `stale_after` says its worker is dead), and so does a
+  WAITING trial that already carries a pull — a retry that Optuna's `RetryHeartbeatStaleTrialCallback` enqueued
   with the failed trial's system attributes — so that the configuration is not handed out twice meanwhile;
-* **steps**: when some trial reported step 0 the objective counts from 0, and resource ``r`` is step ``r − 1``.
+* **steps**: when some trial reported step 0 the objective counts from 0, and resource `r` is step `r − 1`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ _ENDED = (TrialState.COMPLETE, TrialState.PRUNED)
 
 
 def step_offset(trials: Sequence[FrozenTrial], cache: TrialCache | None = None) -> int:
-    """1 when some trial reported step 0 (steps count from 0: resource ``r`` is step ``r − 1``), else 0."""
+    """1 when some trial reported step 0 (steps count from 0: resource `r` is step `r − 1`), else 0."""
     if cache is not None and cache.zero_based:
         return 1
     start = 0 if cache is None else min(cache.offset_checked, len(trials))
@@ -68,7 +68,7 @@ def step_offset(trials: Sequence[FrozenTrial], cache: TrialCache | None = None) 
 
 
 def _finished_prefix(trials: Sequence[FrozenTrial], start: int) -> int:
-    """The length of the leading run of finished trials, from ``start`` on."""
+    """The length of the leading run of finished trials, from `start` on."""
     i = start
     while i < len(trials) and trials[i].state in _FINISHED:
         i += 1
@@ -78,7 +78,7 @@ def _finished_prefix(trials: Sequence[FrozenTrial], start: int) -> int:
 def max_resource_of(trials: Sequence[FrozenTrial], offset: int) -> float | None:
     """The maximum resource seen by the study: the last step (+ offset) of its first trial to complete (by
     completion time, then number: the same in every process and never changed by later trials; as Optuna's
-    HyperbandPruner infers ``max_resource``), or None."""
+    HyperbandPruner infers `max_resource`), or None."""
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.last_step is not None]
     if not done:
         return None
@@ -89,8 +89,8 @@ def max_resource_of(trials: Sequence[FrozenTrial], offset: int) -> float | None:
 def ladder_of(
     trials: Sequence[FrozenTrial], rungs: RungArgs, cache: TrialCache | None = None
 ) -> tuple[FidelityLadder | None, int]:
-    """The study's ladder (given, or inferred by ``rungs``) and its step offset; None while the maximum is
-    unknown (no ``max_resource`` and no finished trial)."""
+    """The study's ladder (given, or inferred by `rungs`) and its step offset; None while the maximum is
+    unknown (no `max_resource` and no finished trial)."""
     off = step_offset(trials, cache)
     if rungs.ladder is not None:
         return rungs.ladder, off
@@ -241,8 +241,8 @@ class TrialCache:
         self._reset_prefix()
 
     def start_over(self, layout: tuple[Any, ...]) -> None:
-        """Forget every parsed and folded trial (the rungs or the arms changed) and keep ``layout``, the
-        ``(steps, n_arms, keyed by trial)`` the cache now serves."""
+        """Forget every parsed and folded trial (the rungs or the arms changed) and keep `layout`, the
+        `(steps, n_arms, keyed by trial)` the cache now serves."""
         self.steps, self.parsed = layout[0], {}
         self._reset_prefix()
         self.layout = layout
@@ -297,15 +297,15 @@ def race_view(
 ) -> RaceView:
     """Rebuild the racing engine of a study (see the module docstring).
 
-    ``arm_of`` maps a trial to its candidate arm (``by="arm"``; arms ``0 .. n_arms − 1`` are registered first,
-    in order) or is None (``by="trial"``: keyed by trial number, open-ended δ split). ``exclude`` is a trial
-    that is deciding right now (it is not "busy"). ``race_bias`` None: the bound shipped for the metric family
-    of the values reported (:func:`~mf_sched.integrations._common.auto_race_bias` with ``bound_args``: the study
-    size, δ, tolerance, family, kind of bound, user's fit; ``view.no_family`` says when no family fits).
-    ``refine``: raise the bound where the study's own finished runs improved more. ``cache``: reuse the parsed
-    finished trials of earlier calls (the result is the same). ``stale_after``: a RUNNING trial started more
-    than that many seconds before ``now`` counts as a failure (its worker is presumed dead; without Optuna's
-    heartbeat nothing else marks it): its configuration is free again and the trial is listed in ``stale``.
+    `arm_of` maps a trial to its candidate arm (`by="arm"`; arms `0 .. n_arms − 1` are registered first,
+    in order) or is None (`by="trial"`: keyed by trial number, open-ended δ split). `exclude` is a trial
+    that is deciding right now (it is not "busy"). `race_bias` None: the bound shipped for the metric family
+    of the values reported (:func:`~mf_sched.integrations._common.auto_race_bias` with `bound_args`: the study
+    size, δ, tolerance, family, kind of bound, user's fit; `view.no_family` says when no family fits).
+    `refine`: raise the bound where the study's own finished runs improved more. `cache`: reuse the parsed
+    finished trials of earlier calls (the result is the same). `stale_after`: a RUNNING trial started more
+    than that many seconds before `now` counts as a failure (its worker is presumed dead; without Optuna's
+    heartbeat nothing else marks it): its configuration is free again and the trial is listed in `stale`.
     """
     steps = np.asarray(ladder.resources, dtype=float) - offset
     M = ladder.M

@@ -36,7 +36,7 @@ __all__ = [
 
 
 def same_distribution(a: BaseDistribution | None, b: BaseDistribution) -> bool:
-    """``a == b``, with a C-speed first try for categoricals (Optuna compares choices one by one in Python)."""
+    """`a == b`, with a C-speed first try for categoricals (Optuna compares choices one by one in Python)."""
     if isinstance(a, CategoricalDistribution) and isinstance(b, CategoricalDistribution) and a.choices == b.choices:
         return True
     return a == b
@@ -119,8 +119,8 @@ def as_distributions(space: Mapping[str, Any]) -> dict[str, BaseDistribution]:
 
 
 def grid_points(space: Mapping[str, BaseDistribution], max_grid: int = 1000) -> list[dict[str, Any]] | None:
-    """Every configuration of ``space`` when it is a finite grid of ``≤ max_grid`` points (categoricals, integer
-    ranges without ``log``, stepped floats), else None."""
+    """Every configuration of `space` when it is a finite grid of `≤ max_grid` points (categoricals, integer
+    ranges without `log`, stepped floats), else None."""
     names = sorted(space)
     grids = [_grid(space[n], max_grid) for n in names]
     if all(g is not None for g in grids) and math.prod(len(g) for g in grids) <= max_grid:  # type: ignore[arg-type]
@@ -131,9 +131,9 @@ def grid_points(space: Mapping[str, BaseDistribution], max_grid: int = 1000) -> 
 def candidate_set(
     space: Mapping[str, BaseDistribution], *, max_grid: int = 1000, n_candidates: int = 64, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """The arms of a search space: its full grid when finite with ``≤ max_grid`` points, else ``n_candidates``
-    scrambled-Sobol points (deterministic in ``seed``; discrete dimensions are snapped). MFSampler uses the Sobol
-    points only with ``proposer="sobol"`` (or a registered policy other than ``race``); by default the arms of a
+    """The arms of a search space: its full grid when finite with `≤ max_grid` points, else `n_candidates`
+    scrambled-Sobol points (deterministic in `seed`; discrete dimensions are snapped). MFSampler uses the Sobol
+    points only with `proposer="sobol"` (or a registered policy other than `race`); by default the arms of a
     space that is not a small grid are proposed one at a time (:class:`ProposedArms`)."""
     grid = grid_points(space, max_grid)
     if grid is not None:
@@ -153,19 +153,19 @@ def candidate_set(
 
 
 def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """A hashable key of a configuration (for O(1) parameter → arm lookup): sorted names with ``repr`` values."""
+    """A hashable key of a configuration (for O(1) parameter → arm lookup): sorted names with `repr` values."""
     return tuple((k, repr(to_python(params[k]))) for k in sorted(params))
 
 
 @dataclass
 class SearchState:
     """The search space an MFSampler works over, shared by the sampler and its strategy (finite arms or a
-    continuous GP): the Optuna distributions (``space``; given by ``search_space=`` when ``explicit``, else learnt
-    from the first trial), the arms built from them (``candidates``: a grid, or scrambled-Sobol points; finite-armed
-    policies only), and whether the space turned out conditional or changing (``dynamic``: the fallback sampler
-    then takes over). With ``propose`` (the ``race`` policy with a proposer), a space that is not a grid of
-    ``≤ max_grid`` points has ``n_candidates`` arms whose configurations the proposer gives one at a time
-    (``lazy``; :class:`ProposedArms`) instead of fixed candidates.
+    continuous GP): the Optuna distributions (`space`; given by `search_space=` when `explicit`, else learnt
+    from the first trial), the arms built from them (`candidates`: a grid, or scrambled-Sobol points; finite-armed
+    policies only), and whether the space turned out conditional or changing (`dynamic`: the fallback sampler
+    then takes over). With `propose` (the `race` policy with a proposer), a space that is not a grid of
+    `≤ max_grid` points has `n_candidates` arms whose configurations the proposer gives one at a time
+    (`lazy`; :class:`ProposedArms`) instead of fixed candidates.
 
     >>> from optuna.distributions import CategoricalDistribution, FloatDistribution
     >>> s = SearchState(max_grid=100, n_candidates=10, candidate_seed=0)
@@ -202,8 +202,8 @@ class SearchState:
         return None if self.candidates is None else len(self.candidates)
 
     def set_candidates(self, space: Mapping[str, BaseDistribution]) -> None:
-        """Take ``space`` as the search space and build its arms: its grid when finite (``≤ max_grid`` points);
-        else, with ``propose``, ``n_candidates`` lazily proposed arms; else scrambled-Sobol points
+        """Take `space` as the search space and build its arms: its grid when finite (`≤ max_grid` points);
+        else, with `propose`, `n_candidates` lazily proposed arms; else scrambled-Sobol points
         (:func:`candidate_set`)."""
         self.space = dict(space)
         grid = grid_points(self.space, self.max_grid)
@@ -216,8 +216,8 @@ class SearchState:
         self.index = {params_key(c): i for i, c in enumerate(self.candidates)}
 
     def arm_of_params(self, params: Mapping[str, Any]) -> int | None:
-        """The candidate whose parameters are ``params``; None if none is (or the candidates are not built). An
-        objective with no parameters has one candidate, ``{}``."""
+        """The candidate whose parameters are `params`; None if none is (or the candidates are not built). An
+        objective with no parameters has one candidate, `{}`."""
         if self.candidates is None:
             return None
         try:
@@ -234,13 +234,13 @@ def _int_attr(attrs: Mapping[str, Any], key: str) -> int | None:
 class ProposedArms:
     """The arms of one study whose configurations a proposer gives one at a time (:attr:`SearchState.lazy`).
 
-    Arm ``k``'s configuration is that of the trial that started it: per parameter, the value of the
-    lowest-numbered trial assigned arm ``k`` — system attribute ``mf:arm``, or ``mf:discovery`` for a trial started
+    Arm `k`'s configuration is that of the trial that started it: per parameter, the value of the
+    lowest-numbered trial assigned arm `k` — system attribute `mf:arm`, or `mf:discovery` for a trial started
     before the search space was known — that suggested it (a retry of a trial that failed before suggesting
     everything completes it). It is a function of the study's trials alone, so every process rebuilds the same
     arms from the storage (:meth:`rebuild`; the leading run of finished trials, which never change, is folded
-    once). A trial assigned arm ``k`` whose values differ from arm ``k``'s (two workers that started the same arm
-    at the same moment: the lower-numbered one's values are the arm's) does not evaluate arm ``k``.
+    once). A trial assigned arm `k` whose values differ from arm `k`'s (two workers that started the same arm
+    at the same moment: the lower-numbered one's values are the arm's) does not evaluate arm `k`.
 
     >>> import optuna
     >>> from optuna.distributions import FloatDistribution, IntDistribution
@@ -269,7 +269,7 @@ class ProposedArms:
         self._index: dict[Any, int] | None = None
 
     def index_of(self, t: FrozenTrial) -> int | None:
-        """The arm ``t`` was assigned (``mf:arm``, else ``mf:discovery``), whatever its values; None if none."""
+        """The arm `t` was assigned (`mf:arm`, else `mf:discovery`), whatever its values; None if none."""
         attrs = t.system_attrs
         a = _int_attr(attrs, ARM)
         if a is None:
@@ -277,7 +277,7 @@ class ProposedArms:
         return a if a is not None and 0 <= a < self.n_arms else None
 
     def rebuild(self, trials: Sequence[FrozenTrial]) -> None:
-        """Rebuild the arms from the study's ``trials`` (all of them, as the storage returns them)."""
+        """Rebuild the arms from the study's `trials` (all of them, as the storage returns them)."""
         ordered = list(trials)
         n = len(ordered)
         contiguous = n == 0 or (ordered[0].number == 0 and ordered[-1].number == n - 1)
@@ -307,7 +307,7 @@ class ProposedArms:
         self._index = None
 
     def params(self, k: int) -> dict[str, Any]:
-        """Arm ``k``'s configuration as far as it is known (``{}`` before a trial started it)."""
+        """Arm `k`'s configuration as far as it is known (`{}` before a trial started it)."""
         return dict(self._params[k])
 
     @property
@@ -316,7 +316,7 @@ class ProposedArms:
         return sum(1 for p in self._params if p)
 
     def arm_of(self, t: FrozenTrial) -> int | None:
-        """The arm trial ``t`` evaluates: the one it was assigned if its values are that arm's, else the arm whose
+        """The arm trial `t` evaluates: the one it was assigned if its values are that arm's, else the arm whose
         whole configuration its parameters are (an enqueued trial), else None."""
         k = self.index_of(t)
         if k is not None:
@@ -326,7 +326,7 @@ class ProposedArms:
         return self.arm_of_params(t.params)
 
     def arm_of_params(self, params: Mapping[str, Any]) -> int | None:
-        """The arm whose configuration is exactly ``params``; None if none is."""
+        """The arm whose configuration is exactly `params`; None if none is."""
         if not params:
             return None
         if self._index is None:

@@ -1,79 +1,81 @@
 """Optuna adapters: :class:`MFSampler` (chooses configuration and fidelity) and :class:`MFPruner`.
 
-Install with ``pip install "mf-sched[optuna]"``. Both work with no arguments on an ordinary Optuna objective::
+Install with `pip install "mf-sched[optuna]"`. Both work with no arguments on an ordinary Optuna objective:
 
-    study = optuna.create_study(direction="maximize", sampler=MFSampler(), pruner=MFPruner())
+```python
+study = optuna.create_study(direction="maximize", sampler=MFSampler(), pruner=MFPruner())
 
-    def objective(trial):
-        lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
-        for epoch in range(1, 28):
-            acc = train_one_epoch(lr)
-            trial.report(acc, epoch)
-            if trial.should_prune():
-                raise optuna.TrialPruned()
-        return acc
+def objective(trial):
+    lr = trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+    for epoch in range(1, 28):
+        acc = train_one_epoch(lr)
+        trial.report(acc, epoch)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return acc
+```
 
-What happens (the default policy is ``"race"``, :mod:`mf_sched.rungs` with ``rule="race"``):
+What happens (the default policy is `"race"`, :mod:`mf_sched.rungs` with `rule="race"`):
 
-* **Candidates.** The search space is given (``search_space=``) or learnt from the first trial's distributions.
-  A finite grid (``≤ max_grid`` points) is raced whole, its configurations started in a *seeded random order*
-  (``candidate_seed``), the same in every process. Any other space (continuous, or a large grid) gets
-  ``n_candidates`` arms (K, default 64) whose configurations a model-based *proposer* gives one at a time —
-  Optuna's ``TPESampler(seed=seed)`` by default, or any sampler passed as ``proposer=``: when the schedule starts
-  a new arm ``k``, its trial is sampled by the proposer (which sees the whole study, pruned trials included, as
-  TPE does with a pruner), and every later trial that resumes or re-runs arm ``k`` gets exactly those parameters.
-  Every process rebuilds the arms from the storage (:meth:`MFSampler.arms`). ``proposer="sobol"`` races a fixed
+* **Candidates.** The search space is given (`search_space=`) or learnt from the first trial's distributions.
+  A finite grid (`≤ max_grid` points) is raced whole, its configurations started in a *seeded random order*
+  (`candidate_seed`), the same in every process. Any other space (continuous, or a large grid) gets
+  `n_candidates` arms (K, default 64) whose configurations a model-based *proposer* gives one at a time —
+  Optuna's `TPESampler(seed=seed)` by default, or any sampler passed as `proposer=`: when the schedule starts
+  a new arm `k`, its trial is sampled by the proposer (which sees the whole study, pruned trials included, as
+  TPE does with a pruner), and every later trial that resumes or re-runs arm `k` gets exactly those parameters.
+  Every process rebuilds the arms from the storage (:meth:`MFSampler.arms`). `proposer="sobol"` races a fixed
   set of K scrambled-Sobol points instead (:func:`candidate_set`). Either way the outcome never depends on the
-  order in which choices were written. The study ends (``study.stop()``, as GridSampler does) once all K
+  order in which choices were written. The study ends (`study.stop()`, as GridSampler does) once all K
   arms are started and each is either stopped or trained to the top — so K is what bounds the search and what the
-  certificate covers — unless ``keep_sampling=True`` (then the ``fallback`` sampler explores).
-* **Ladder.** Given, calibrated, or inferred: the maximum resource ``R`` is ``max_resource=`` or the last step
-  of the first trial that completes (as Optuna's HyperbandPruner infers it); rungs are ``≈ 2% of R × 3^k``
+  certificate covers — unless `keep_sampling=True` (then the `fallback` sampler explores).
+* **Ladder.** Given, calibrated, or inferred: the maximum resource `R` is `max_resource=` or the last step
+  of the first trial that completes (as Optuna's HyperbandPruner infers it); rungs are `≈ 2% of R × 3^k`
   (:func:`mf_sched.integrations._common.auto_resources`). Steps counted from 0 are recognised.
-* **The bound.** Given (``race_bias=``), or the curve-aware bound shipped for the metric's family
+* **The bound.** Given (`race_bias=`), or the curve-aware bound shipped for the metric's family
   (:mod:`mf_sched.racing.curve_bound`: how much a run with its value and slope at a rung can still improve;
-  accuracies, error rates, percentages, losses and negated losses are recognised, ``metric_family=`` names
-  one), raised by the study's own curves when they exceed it. With probability ``≥ 1 − delta`` (over tasks like
-  the calibration tasks) the answer is within ``tolerance`` (0.5%) of a full search's. The certificate says
+  accuracies, error rates, percentages, losses and negated losses are recognised, `metric_family=` names
+  one), raised by the study's own curves when they exceed it. With probability `≥ 1 − delta` (over tasks like
+  the calibration tasks) the answer is within `tolerance` (0.5%) of a full search's. The certificate says
   which bound was used and where it came from.
 * **The anytime schedule** (:mod:`mf_sched.racing.schedule`): stopped at any budget, the answer is at least as
   good as ASHA's; run to the end, it certifies. *Ordinary objectives* (no :func:`train_to`): each candidate gets
   a trial that trains until MFPruner stops it for good (its optimistic bound falls below the best completed
-  trial) or *pauses* it (while candidates wait to start, a trial that is not among the best ``1/η`` at a rung,
-  ASHA's rule: pruned with ``mf:paused``) or it completes; once every candidate has started, the paused ones
+  trial) or *pauses* it (while candidates wait to start, a trial that is not among the best `1/η` at a rung,
+  ASHA's rule: pruned with `mf:paused`) or it completes; once every candidate has started, the paused ones
   that can still win run again (from scratch) best-first. Without MFPruner nothing is stopped early (a warning
-  says so). *Resumable objectives* call ``train_to(trial)`` (the epochs to train *to*, resuming the
-  configuration's checkpoint) and end with ``return finish(trial, value)``: every trial moves one
+  says so). *Resumable objectives* call `train_to(trial)` (the epochs to train *to*, resuming the
+  configuration's checkpoint) and end with `return finish(trial, value)`: every trial moves one
   configuration one rung — ASHA's promotions first, then a new candidate, then the survivors best-first; a
-  configuration that can no longer win is never resumed. Below the top, ``finish`` ends the trial PRUNED with
-  its value, so ``study.best_trial`` is always a full-fidelity trial. ``budget=`` stops the study once that many
+  configuration that can no longer win is never resumed. Below the top, `finish` ends the trial PRUNED with
+  its value, so `study.best_trial` is always a full-fidelity trial. `budget=` stops the study once that many
   epochs are spent (exactly: the trial that reaches it is pruned).
 * **Answer.** :meth:`MFSampler.recommendation`: the best full-fidelity configuration with its certificate once
   the race is over; before that, the best evidence — the configuration with the best latest value, a
-  full-fidelity one unless a lower-rung one is already better where it stands (``rec.rung`` says which rung it
-  rests on). ``study.best_trial`` is the best *completed* trial: the two agree once the race is over; before,
+  full-fidelity one unless a lower-rung one is already better where it stands (`rec.rung` says which rung it
+  rests on). `study.best_trial` is the best *completed* trial: the two agree once the race is over; before,
   use the recommendation.
 * **Storage is the only shared state**: every decision rebuilds the engine from the study's trials, so many
   processes (SQLite, PostgreSQL, journal) share one race; a RUNNING trial's configuration is "busy"; a FAIL trial
-  is never a full-fidelity result (it keeps its lower-rung values); a configuration that failed ``max_failures``
-  times is dropped (and reported), and when every one has, the study stops (a warning; ``reason="failed"``). An
+  is never a full-fidelity result (it keeps its lower-rung values); a configuration that failed `max_failures`
+  times is dropped (and reported), and when every one has, the study stops (a warning; `reason="failed"`). An
   objective without parameters is one configuration.
-* **Evidence.** A trial stopped by the race records why in its user attributes (``race:value``, ``race:bound``,
-  ``race:incumbent_value``, ``race:incumbent_lower_bound``, ``race:rung``, ``race:reason``, ...), which
-  optuna-dashboard shows; the study records its certificate (``race:certificate``, ``race:summary``) and the race's
-  configuration (``race:config``), from which :func:`mf_sched.visualization.plot_race` rebuilds the race of a study
+* **Evidence.** A trial stopped by the race records why in its user attributes (`race:value`, `race:bound`,
+  `race:incumbent_value`, `race:incumbent_lower_bound`, `race:rung`, `race:reason`, ...), which
+  optuna-dashboard shows; the study records its certificate (`race:certificate`, `race:summary`) and the race's
+  configuration (`race:config`), from which :func:`mf_sched.visualization.plot_race` rebuilds the race of a study
   loaded from its storage (:mod:`mf_sched.integrations._optuna_evidence`).
-* Other registered policies (``policy="iise-rungs"``, ``"iise"``, ``"sh"``, ``"hyperband"``, ``"mf-grad"``,
-  ``"mf-gp-ucb"`` ...) need an explicit ladder with ζ: see :mod:`mf_sched.integrations._optuna_policy`.
+* Other registered policies (`policy="iise-rungs"`, `"iise"`, `"sh"`, `"hyperband"`, `"mf-grad"`,
+  `"mf-gp-ucb"` ...) need an explicit ladder with ζ: see :mod:`mf_sched.integrations._optuna_policy`.
 
 :class:`MFPruner` with any other sampler races every trial against the best completed trial (or, with
-``rule="iise"`` and a ladder, applies IISE's symmetric rule). Paired with MFSampler it carries out the
+`rule="iise"` and a ladder, applies IISE's symmetric rule). Paired with MFSampler it carries out the
 sampler's decisions (one engine).
 
 Private Optuna APIs used (Optuna 5 has no public way for a sampler to annotate a trial or to read the trials of
-a study without copying them): ``study._storage.get_all_trials``, ``study._storage.set_trial_system_attr``,
-``study._storage.get_trial_system_attrs``, ``study._storage.get_trial``, and (the evidence: a pruner gets a
-``FrozenTrial``) ``study._storage.set_trial_user_attr`` / ``set_study_user_attr``.
+a study without copying them): `study._storage.get_all_trials`, `study._storage.set_trial_system_attr`,
+`study._storage.get_trial_system_attrs`, `study._storage.get_trial`, and (the evidence: a pruner gets a
+`FrozenTrial`) `study._storage.set_trial_user_attr` / `set_study_user_attr`.
 """
 
 from __future__ import annotations
@@ -195,7 +197,7 @@ def train_to(trial: optuna.trial.Trial) -> int:
 
     Calling it tells MFSampler that the objective resumes: configurations are then promoted one rung per
     trial. A trial started when nothing was left to evaluate is pruned here at once (no cost). (Named
-    ``budget`` before; "budget" in mf-sched is the cost cap Λ of a policy.)"""
+    `budget` before; "budget" in mf-sched is the cost cap Λ of a policy.)"""
     study = trial.study
     s, _ = _parts(study)
     if _storage_attrs(trial).get(SURPLUS):
@@ -213,11 +215,11 @@ def budget(trial: optuna.trial.Trial) -> int:
 
 
 def finish(trial: optuna.trial.Trial, value: float) -> float:
-    """End a resumable objective: ``return finish(trial, value)``.
+    """End a resumable objective: `return finish(trial, value)`.
 
-    Records ``value`` as the trial's result at its fidelity. Below the top fidelity the trial then ends
-    PRUNED (raises :class:`optuna.TrialPruned`; Optuna stores ``value`` as its final value), so that a
-    low-fidelity evaluation never becomes ``study.best_trial``; at the top fidelity ``value`` is returned
+    Records `value` as the trial's result at its fidelity. Below the top fidelity the trial then ends
+    PRUNED (raises :class:`optuna.TrialPruned`; Optuna stores `value` as its final value), so that a
+    low-fidelity evaluation never becomes `study.best_trial`; at the top fidelity `value` is returned
     and the trial completes normally.
     """
     v = float(value)
@@ -266,8 +268,8 @@ _CLAIMED = (TrialState.RUNNING, TrialState.WAITING, TrialState.COMPLETE, TrialSt
 
 def _decision_heartbeat(storage: Any, trial_id: int) -> threading.Event | None:
     """Record the trial's heartbeat now and every heartbeat interval until the returned event is set (None, and
-    nothing done, when the storage has no heartbeat). ``record_heartbeat`` / ``get_heartbeat_interval`` are the
-    storage's public heartbeat methods; Optuna's own heartbeat thread is private (``optuna.storages._heartbeat``)."""
+    nothing done, when the storage has no heartbeat). `record_heartbeat` / `get_heartbeat_interval` are the
+    storage's public heartbeat methods; Optuna's own heartbeat thread is private (`optuna.storages._heartbeat`)."""
     interval = getattr(storage, "get_heartbeat_interval", lambda: None)()
     if interval is None:
         return None
@@ -286,8 +288,8 @@ def _decision_heartbeat(storage: Any, trial_id: int) -> threading.Event | None:
 
 
 def _claims_seen(trials: Sequence[FrozenTrial], number: int, states: Sequence[TrialState] = _LIVE) -> set[Any]:
-    """The claims — ``(trial number, arm, fidelity)`` — of the other trials in ``states`` that a decision taken on
-    ``trials`` sees: by default RUNNING ones and WAITING retries that carry the failed trial's pull. A RUNNING trial
+    """The claims — `(trial number, arm, fidelity)` — of the other trials in `states` that a decision taken on
+    `trials` sees: by default RUNNING ones and WAITING retries that carry the failed trial's pull. A RUNNING trial
     whose worker is still deciding (or deciding again, after a clash) has no claim yet, or another one, and is not
     covered by it."""
     return {
@@ -317,14 +319,18 @@ class MFRecommendation:
         params: the recommended configuration (None while there is no answer).
         arm: its index in :meth:`MFSampler.arms` (None for a configuration outside them).
         certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
-        reason: ``"identified"``, ``"finished"`` (ε-certified), ``"in-progress"``, ``"budget"``, ``"failed"``
-            (every configuration failed ``max_failures`` times: no answer, the study stopped).
-        delta: the confidence parameter; cost: Σ λ over the rungs reached (resumable accounting);
-        full_fidelity_cost: every candidate once at the top fidelity;
-        resources_spent: epochs (steps) actually trained, over all trials; full_fidelity_resources: candidates ×
-            the top resource;
-        done: whether the race (policy) has finished; rung: the rung the answer rests on (the top once a
-            configuration finished, else the rung of its estimate); details: ε, ζ⁺ source, counts, ...
+        reason: `"identified"`, `"finished"` (ε-certified), `"in-progress"`, `"budget"`, `"failed"`
+            (every configuration failed `max_failures` times: no answer, the study stopped).
+        delta: the confidence parameter.
+        cost: Σ λ over the rungs reached (resumable accounting).
+        full_fidelity_cost: every candidate once at the top fidelity.
+        resources_spent: epochs (steps) actually trained, over all trials.
+        full_fidelity_resources: candidates × the top resource.
+        done: whether the race (policy) has finished.
+        n_trials: the number of trials of the study when the answer was built.
+        rung: the rung the answer rests on (the top once a configuration finished, else the rung of its
+            estimate).
+        details: ε, ζ⁺ source, counts, ...
     """
 
     params: dict[str, Any] | None
@@ -353,21 +359,21 @@ class _StudyCaches:
 
     @property
     def max_resource(self) -> float | None:
-        """The ``max_resource=`` argument (None: inferred from the largest step a trial reported)."""
+        """The `max_resource=` argument (None: inferred from the largest step a trial reported)."""
         return self._rungs.max_resource
 
     @property
     def min_resource(self) -> float | None:
-        """The ``min_resource=`` argument of the inferred ladder (None: its default)."""
+        """The `min_resource=` argument of the inferred ladder (None: its default)."""
         return self._rungs.min_resource
 
     @property
     def reduction_factor(self) -> float:
-        """The ``reduction_factor=`` of the inferred ladder."""
+        """The `reduction_factor=` of the inferred ladder."""
         return self._rungs.reduction_factor
 
     def study_ladder(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[FidelityLadder | None, int]:
-        """``(ladder, step offset)`` of ``study`` given its ``trials``: the ladder given to the constructor, or
+        """`(ladder, step offset)` of `study` given its `trials`: the ladder given to the constructor, or
         the one inferred from the steps the trials reported (None while nothing can be inferred yet); the
         offset is 1 when the study counts steps from 1 (see the module docstring), else 0."""
         return ladder_of(trials, self._rungs, cache=self._cache(study))
@@ -378,52 +384,58 @@ class MFSampler(_StudyCaches, BaseSampler):
     """Multi-fidelity racing (or any registered policy) as an Optuna sampler; see the module docstring.
 
     Args:
-        ladder / calibration: the rungs (resources) and, for policies other than ``race``, ζ; or
-        resources: the rungs alone (e.g. epochs ``[1, 3, 9, 27]``: racing with the ζ⁺ prior); default: inferred.
-        policy: ``"race"`` (default) or a registered finite-armed best-arm policy (needs ``ladder``).
+        ladder: the rungs (resources) and, for policies other than `race`, ζ (a
+            :class:`~mf_sched.ladder.FidelityLadder`); default: inferred.
+        calibration: a :class:`~mf_sched.curves.calibration.Calibration` whose ladder is used (instead of `ladder`).
+        resources: the rungs alone (e.g. epochs `[1, 3, 9, 27]`: racing with the ζ⁺ prior); default: inferred.
+        policy: `"race"` (default) or a registered finite-armed best-arm policy (needs `ladder`).
         policy_kwargs: extra constructor arguments of the policy.
-        search_space: ``{name: list of values or distribution}``; default: the first trial's distributions.
-        delta: confidence δ. sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the
-            module docstring, or the calibration's).
-        race_bias: ζ⁺ for ``race`` (:class:`~mf_sched.race.RaceBias`, a list, a
+        search_space: `{name: list of values or distribution}`; default: the first trial's distributions.
+        delta: confidence δ.
+        sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the module docstring, or the
+            calibration's).
+        race_bias: ζ⁺ for `race` (:class:`~mf_sched.race.RaceBias`, a list, a
             :class:`~mf_sched.curves.calibration.RaceCalibration`); default the shipped prior, refined by the study.
-        max_resource, min_resource, reduction_factor: the inferred ladder (see the module docstring).
+        max_resource: the top resource `R` of the inferred ladder (default: the last step of the first trial that
+            completes; see the module docstring).
+        min_resource: the first rung of the inferred ladder (default `≈ 2%` of `R`).
+        reduction_factor: `η`, the ratio of consecutive rungs of the inferred ladder and ASHA's cut (default 3).
         max_failures: failed trials per configuration before it is dropped.
         stale_after: seconds after which a RUNNING trial counts as failed (its worker presumed dead: without
-            Optuna's heartbeat, ``RDBStorage(heartbeat_interval=..., grace_period=...)``, nothing else ends it);
-            ``"auto"`` (default): 10 × the longest finished trial, at least 10 minutes; None: never. With many
+            Optuna's heartbeat, `RDBStorage(heartbeat_interval=..., grace_period=...)`, nothing else ends it);
+            `"auto"` (default): 10 × the longest finished trial, at least 10 minutes; None: never. With many
             workers, use :func:`heartbeat_storage` on a database instead where you can. A worker that finds every
-            open configuration held by others starts a *surplus* trial (pruned at once, flagged ``mf:surplus``);
+            open configuration held by others starts a *surplus* trial (pruned at once, flagged `mf:surplus`);
             from the second in a row it waits first (50 ms, doubling up to 2 s) rather than flood the storage.
-        order: the resumption order once ASHA's work is done: ``"depth"`` (default: the run at the highest rung
-            first, then the best value — the runs nearest to an answer finish first), ``"estimate"`` (the best
-            estimated final value) or ``"bound"`` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
-        schedule: ``"anytime"`` (default: ASHA's breadth-first promotions while configurations wait to start,
-            then the survivors best-first to a certificate; :mod:`mf_sched.racing.schedule`) or ``"best-first"``.
-        tolerance: the shipped curve-aware bound keeps, with probability ``≥ 1 − delta``, an answer within this
+        order: the resumption order once ASHA's work is done: `"depth"` (default: the run at the highest rung
+            first, then the best value — the runs nearest to an answer finish first), `"estimate"` (the best
+            estimated final value) or `"bound"` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+        schedule: `"anytime"` (default: ASHA's breadth-first promotions while configurations wait to start,
+            then the survivors best-first to a certificate; :mod:`mf_sched.racing.schedule`) or `"best-first"`.
+        tolerance: the shipped curve-aware bound keeps, with probability `≥ 1 − delta`, an answer within this
             relative tolerance of a full search's (default 0.005: 0.5%).
         metric_family: how to read the metric when its values do not tell (one of
-            :data:`mf_sched.race.NAMED_FAMILIES`: ``"accuracy"``, ``"error"``, ``"percent"``, ``"percent_error"``,
-            ``"loss"``, ``"negated_loss"``); a metric that fits none warns once per study and stops nothing.
-        bound: ``"curve"`` (default: the curve-aware bound) or ``"zeta+"`` (the unconditional ζ⁺ prior).
+            :data:`mf_sched.race.NAMED_FAMILIES`: `"accuracy"`, `"error"`, `"percent"`, `"percent_error"`,
+            `"loss"`, `"negated_loss"`); a metric that fits none warns once per study and stops nothing.
+        bound: `"curve"` (default: the curve-aware bound) or `"zeta+"` (the unconditional ζ⁺ prior).
         budget: stop the study once this many epochs (steps, summed over trials) are spent — exactly: MFPruner
             prunes the trial that reaches it. The schedule is anytime, so the answer then is the best evidence
             (:meth:`recommendation`); None (default): run until the race is over.
-        keep_sampling: once the race is over, go on with ``fallback`` instead of stopping the study.
+        keep_sampling: once the race is over, go on with `fallback` instead of stopping the study.
         proposer: where the race's new configurations come from when the search space is not a grid of
-            ``≤ max_grid`` points: any Optuna sampler (default ``TPESampler(seed=seed)``). The trial that starts
-            arm ``k`` is sampled by it — it sees the whole study, pruned trials included — and the trials that
-            resume or re-run arm ``k`` get exactly those parameters (every process rebuilds the arms from the
-            storage: :meth:`arms`). It also samples the first trial, before the space is known. ``"sobol"``: a
-            fixed set of ``n_candidates`` scrambled-Sobol points instead (:func:`candidate_set`; the same in every
-            process and run, e.g. to compare methods on one candidate set). ``policy="race"`` only.
+            `≤ max_grid` points: any Optuna sampler (default `TPESampler(seed=seed)`). The trial that starts
+            arm `k` is sampled by it — it sees the whole study, pruned trials included — and the trials that
+            resume or re-run arm `k` get exactly those parameters (every process rebuilds the arms from the
+            storage: :meth:`arms`). It also samples the first trial, before the space is known. `"sobol"`: a
+            fixed set of `n_candidates` scrambled-Sobol points instead (:func:`candidate_set`; the same in every
+            process and run, e.g. to compare methods on one candidate set). `policy="race"` only.
         max_grid: a finite space with up to this many points is raced as a grid, started in a seeded random
-            order (``candidate_seed``).
+            order (`candidate_seed`).
         n_candidates: how many configurations the race starts on a space that is not such a grid (K, default
             64: proposed one at a time, or Sobol points): the race ends — and certifies — once all K are stopped
             or trained to the top.
         candidate_seed: seeds the grid's start order and the Sobol points (see :func:`candidate_set`).
-        fallback: sampler for trials outside the race (default ``RandomSampler(seed)``).
+        fallback: sampler for trials outside the race (default `RandomSampler(seed)`).
         seed: seeds the policy, the default proposer and the default fallback.
 
     Example:
@@ -543,7 +555,7 @@ class MFSampler(_StudyCaches, BaseSampler):
 
     @property
     def continuous(self) -> bool:
-        """Whether the policy is a continuous-space GP policy (``"mf-gp-ucb"``, ...; it proposes parameters
+        """Whether the policy is a continuous-space GP policy (`"mf-gp-ucb"`, ...; it proposes parameters
         itself) rather than a finite-armed policy over :attr:`candidates`."""
         return self._arms.continuous
 
@@ -554,19 +566,19 @@ class MFSampler(_StudyCaches, BaseSampler):
 
     @property
     def fallback(self) -> BaseSampler:
-        """The sampler that samples what the policy does not decide (``fallback=``; default RandomSampler)."""
+        """The sampler that samples what the policy does not decide (`fallback=`; default RandomSampler)."""
         return self._fallback
 
     @property
     def proposer(self) -> BaseSampler | None:
         """The sampler that proposes the race's new configurations on a space that is not a small grid
-        (``proposer=``; default TPESampler); None with ``proposer="sobol"`` or a policy other than ``race``."""
+        (`proposer=`; default TPESampler); None with `proposer="sobol"` or a policy other than `race`."""
         return self._proposer
 
     @property
     def proposes(self) -> bool:
         """Whether the arms are proposed one at a time by :attr:`proposer` (the search space is known and is not
-        a grid of ``≤ max_grid`` points); False for a grid or fixed candidates, and while the space is unknown."""
+        a grid of `≤ max_grid` points); False for a grid or fixed candidates, and while the space is unknown."""
         return self._search.lazy
 
     @staticmethod
@@ -584,7 +596,7 @@ class MFSampler(_StudyCaches, BaseSampler):
 
     @property
     def policy_sigma(self) -> float:
-        """The sub-Gaussian scale σ the policy is built with (the largest of ``sigma``; 0.05 when unknown)."""
+        """The sub-Gaussian scale σ the policy is built with (the largest of `sigma`; 0.05 when unknown)."""
         return self._policy_sigma
 
     @property
@@ -601,7 +613,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return None if self._search.candidates is None else [dict(c) for c in self._search.candidates]
 
     def arms(self, study: optuna.Study) -> list[dict[str, Any] | None] | None:
-        """Every arm's configuration in ``study``, by arm index (:attr:`MFRecommendation.arm`, the ``mf:arm``
+        """Every arm's configuration in `study`, by arm index (:attr:`MFRecommendation.arm`, the `mf:arm`
         system attribute): the fixed candidates, or — arms proposed one at a time — the configuration the proposer
         gave the trial that started each arm (None for an arm not started yet), rebuilt from the storage as every
         process sees it. None while the search space is unknown.
@@ -634,7 +646,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return [book.params(k) or None for k in range(book.n_arms)]
 
     def _arm_book(self, study: optuna.Study, trials: Sequence[FrozenTrial]) -> ProposedArms | None:
-        """The study's proposed arms rebuilt from ``trials`` (None unless the arms are proposed one at a time)."""
+        """The study's proposed arms rebuilt from `trials` (None unless the arms are proposed one at a time)."""
         if not self._search.lazy:
             return None
         K = self._search.n_candidates
@@ -647,8 +659,8 @@ class MFSampler(_StudyCaches, BaseSampler):
 
     def proposed_arm(self, study: optuna.Study, trial: FrozenTrial) -> tuple[dict[str, Any], bool] | None:
         """For a trial whose configuration is (partly) the proposer's — it starts, resumes or re-runs an arm that
-        is proposed one at a time, or it started before the search space was known — ``(the arm's values known
-        so far, discovery)``; None for any other trial (a fixed candidate, the fallback's)."""
+        is proposed one at a time, or it started before the search space was known — `(the arm's values known
+        so far, discovery)`; None for any other trial (a fixed candidate, the fallback's)."""
         if self._proposer is None:
             return None
         memo = (_study_key(study), trial.number)  # read once per trial (its first suggest), not once per parameter
@@ -679,7 +691,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return out
 
     def arm_of(self, t: FrozenTrial) -> int | None:
-        """The candidate (arm index into the finite search space) that trial ``t`` evaluates: the one this sampler
+        """The candidate (arm index into the finite search space) that trial `t` evaluates: the one this sampler
         assigned it, else the one its parameters match; None for a trial outside the candidates (or while the
         space is not known yet). Arms proposed one at a time: as :meth:`arms` rebuilt them last."""
         if self._search.lazy:
@@ -697,9 +709,9 @@ class MFSampler(_StudyCaches, BaseSampler):
         return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
 
     def engine(self, study: optuna.Study) -> RungEliminator | None:
-        """The race of ``study`` rebuilt from its storage (runs keyed by candidate index, ``"trial-<n>"`` for a trial
+        """The race of `study` rebuilt from its storage (runs keyed by candidate index, `"trial-<n>"` for a trial
         outside the candidates; maximisation convention); None while the space or the ladder is unknown, or when
-        the policy is not ``"race"``."""
+        the policy is not `"race"`."""
         if not self.race:
             return None
         with self._lock:
@@ -709,7 +721,7 @@ class MFSampler(_StudyCaches, BaseSampler):
 
     # ------------------------------------------------------------------ the race
     def _view(self, study: optuna.Study, trials: Sequence[FrozenTrial], exclude: int | None) -> RaceView | None:
-        """The race rebuilt from ``trials``; None while the space or the ladder is unknown."""
+        """The race rebuilt from `trials`; None while the space or the ladder is unknown."""
         if not self._arms.ensure_space(trials) or not self._search.known:
             return None
         self._arm_book(study, trials)  # arms proposed one at a time: arm_of reads them
@@ -756,9 +768,9 @@ class MFSampler(_StudyCaches, BaseSampler):
         return float(self.stale_after)
 
     def _race_decide(self, study: optuna.Study, trial: FrozenTrial) -> tuple[int | None, int, set[Any], str]:
-        """(arm, fidelity, claims seen (:func:`_claims_seen`), kind): kind ``"pull"``, ``"surplus"`` (nothing to hand
-        out while others run), ``"done"`` (the race is over), ``"explore"`` (a black-box objective evaluated every
-        candidate: the fallback goes on) or ``"discovery"`` (the space is unknown: the fallback samples the first
+        """(arm, fidelity, claims seen (:func:`_claims_seen`), kind): kind `"pull"`, `"surplus"` (nothing to hand
+        out while others run), `"done"` (the race is over), `"explore"` (a black-box objective evaluated every
+        candidate: the fallback goes on) or `"discovery"` (the space is unknown: the fallback samples the first
         one)."""
         if _study_key(study) in self._over:  # the race is over: no replay (the study is being stopped)
             return None, -1, set(), "done"
@@ -817,9 +829,9 @@ class MFSampler(_StudyCaches, BaseSampler):
         return next((k for k in range(self.n_candidates) if k not in held), None)
 
     def _start_order(self, K: int) -> list[int]:
-        """The order in which candidates are started: a permutation seeded by ``candidate_seed`` (the same in
+        """The order in which candidates are started: a permutation seeded by `candidate_seed` (the same in
         every process), never the order in which the choices were written; arms proposed one at a time are
-        started in their own order (arm ``k`` is the ``k``-th configuration proposed)."""
+        started in their own order (arm `k` is the `k`-th configuration proposed)."""
         if self._search.lazy:
             return list(range(K))
         if self._order_cache is None or len(self._order_cache) != K:
@@ -840,10 +852,10 @@ class MFSampler(_StudyCaches, BaseSampler):
         return set(view.busy) | set(view.keys[K:])
 
     def _unraced(self, trials: Sequence[FrozenTrial], K: int, exclude: int | None) -> tuple[list[int], bool, bool]:
-        """Before the maximum resource is known (no trial has completed): ``(candidates to start, any busy, all
-        failed)`` — the candidates neither running (nor queued as a retry), ended nor failed ``max_failures`` times,
+        """Before the maximum resource is known (no trial has completed): `(candidates to start, any busy, all
+        failed)` — the candidates neither running (nor queued as a retry), ended nor failed `max_failures` times,
         never-failed ones first (in order), then by their failures; whether a candidate is busy; and whether every
-        candidate has failed ``max_failures`` times."""
+        candidate has failed `max_failures` times."""
         busy, ended, failed = np.zeros(K, dtype=bool), np.zeros(K, dtype=bool), np.zeros(K, dtype=np.int64)
         for t in trials:
             if t.number == exclude or t.system_attrs.get(SURPLUS):
@@ -862,7 +874,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return avail, bool(busy.any()), bool(K and (failed >= self.max_failures).all())
 
     def _all_failed(self, view: RaceView, K: int) -> bool:
-        """Every candidate failed ``max_failures`` times and none ended otherwise (completed, paused or stopped)."""
+        """Every candidate failed `max_failures` times and none ended otherwise (completed, paused or stopped)."""
         ended = view.ended_count[:K] + view.paused_count[:K]
         return bool(K) and not ended.any() and bool((view.failed_count[:K] >= self.max_failures).all())
 
@@ -923,7 +935,7 @@ class MFSampler(_StudyCaches, BaseSampler):
     def _pause_now(self, view: RaceView, trial: FrozenTrial, key: Any) -> bool:
         """The anytime schedule for an ordinary objective (each trial trains from scratch): while configurations
         wait to be started, a trial that has just brought its configuration to a new rung goes on only if it is
-        among the best ``max(1, ⌊n/η⌋)`` there (ASHA), else it is pruned to free the worker — *paused*: the race
+        among the best `max(1, ⌊n/η⌋)` there (ASHA), else it is pruned to free the worker — *paused*: the race
         may run its configuration again later. Once every configuration has started nothing is paused (a re-run
         would train from scratch again). Resumable objectives end each trial at its rung anyway."""
         if self.schedule != "anytime" or view.resumable or not isinstance(key, int):
@@ -940,7 +952,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return key not in eng.promotable(self._rungs.reduction_factor)
 
     def recommendation(self, study: optuna.Study) -> MFRecommendation:
-        """The sampler's recommended configuration for ``study``, with its certificate."""
+        """The sampler's recommended configuration for `study`, with its certificate."""
         with self._lock:
             trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
             if not self.race:
@@ -1015,7 +1027,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         return None  # pragma: no cover
 
     def resources_spent(self, study: optuna.Study, trials: Sequence[FrozenTrial] | None = None) -> float:
-        """Epochs (steps) trained so far in ``study``, as :attr:`MFRecommendation.resources_spent` counts them
+        """Epochs (steps) trained so far in `study`, as :attr:`MFRecommendation.resources_spent` counts them
         (a resumable objective's trial continues its configuration; others train from scratch)."""
         if trials is None:
             trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
@@ -1229,7 +1241,7 @@ class MFSampler(_StudyCaches, BaseSampler):
 
     def _lost_race(self, study: optuna.Study, trial: FrozenTrial, arm: int, fid: int, seen: set[Any]) -> bool:
         """True when another trial — lower- or higher-numbered — claimed the same pull without our decision having
-        seen that claim (``seen``: the claims visible when we decided, :func:`_claims_seen`), so that both may have
+        seen that claim (`seen`: the claims visible when we decided, :func:`_claims_seen`), so that both may have
         decided at once. Every worker writes its claim before it checks, so of two such trials at least one sees the
         other's claim and withdraws: a pull is never kept by both (issue 24: the check used to look at lower-numbered
         trials only and skip any trial that was RUNNING when we decided, even one still deciding, with no claim yet —
@@ -1298,29 +1310,39 @@ class MFSampler(_StudyCaches, BaseSampler):
 
 # ----------------------------------------------------------------------------------------- the pruner
 class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
-    """Racing (or IISE's rule) at the rungs of a ladder, for the ``report`` / ``should_prune`` loop.
+    """Racing (or IISE's rule) at the rungs of a ladder, for the `report` / `should_prune` loop.
 
-    With ``rule="race"`` (default) a trial is pruned at a rung when even the optimistic bound on its final value
+    With `rule="race"` (default) a trial is pruned at a rung when even the optimistic bound on its final value
     (the curve-aware bound: what a run with its value and slope there can still gain) is below the best
     completed trial: on the event of :mod:`mf_sched.rungs` the answer stays within the tolerance of a full
     search's. With a sampler that proposes configurations (TPE, random ...), a trial is also pruned at a rung
-    where it is not among the best ``max(1, ⌊n/η⌋)`` values — ASHA's rule, as Optuna's
-    ``SuccessiveHalvingPruner`` — so that the study is anytime (``schedule="best-first"``: the racing cut
-    alone). With ``rule="iise"`` (needs a ladder with ζ) a trial
-    is pruned when some trial's value at the rung beats it by ``2ζ(m)`` plus both radii. Works with any sampler,
+    where it is not among the best `max(1, ⌊n/η⌋)` values — ASHA's rule, as Optuna's
+    `SuccessiveHalvingPruner` — so that the study is anytime (`schedule="best-first"`: the racing cut
+    alone). With `rule="iise"` (needs a ladder with ζ) a trial
+    is pruned when some trial's value at the rung beats it by `2ζ(m)` plus both radii. Works with any sampler,
     across processes (decisions are recomputed from the storage), tolerates NaN reports, returns a builtin
-    ``bool``; paired with :class:`MFSampler` it carries out the sampler's decisions.
+    `bool`; paired with :class:`MFSampler` it carries out the sampler's decisions.
 
     Args:
-        ladder / calibration / resources: the rungs (default: inferred, see :class:`MFSampler`).
-        rule: ``"race"`` or ``"iise"``. race_bias: ζ⁺ (default: the shipped prior, refined by the study).
-        max_resource, min_resource, reduction_factor: the inferred ladder.
-        delta, sigma: confidence and seed-to-seed σ (default: see the module docstring).
+        ladder: the rungs and ζ (default: inferred, see :class:`MFSampler`).
+        calibration: a :class:`~mf_sched.curves.calibration.Calibration` whose ladder is used.
+        resources: the rungs alone (racing with the ζ⁺ prior).
+        rule: `"race"` or `"iise"`.
+        race_bias: ζ⁺ (default: the shipped prior, refined by the study).
+        max_resource: the top resource of the inferred ladder (as :class:`MFSampler`).
+        min_resource: the first rung of the inferred ladder (as :class:`MFSampler`).
+        reduction_factor: `η` of the inferred ladder and of ASHA's cut (as :class:`MFSampler`).
+        delta: confidence δ.
+        sigma: seed-to-seed σ (default: see the module docstring).
         n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²) for trial k).
-        bias: ``"zeta"`` or ``"gamma"`` (``rule="iise"``). eta: optional halving cut (``rule="iise"``; heuristic).
-        schedule, tolerance, metric_family, bound, budget: as :class:`MFSampler` (``rule="race"``); ``budget`` is
-            enforced here (the trial that spends the last epoch is pruned and the study stopped), and MFSampler's
-            ``budget`` too when this pruner has none.
+        bias: `"zeta"` or `"gamma"` (`rule="iise"`).
+        eta: optional halving cut (`rule="iise"`; heuristic).
+        schedule: as :class:`MFSampler` (`rule="race"`).
+        tolerance: as :class:`MFSampler` (`rule="race"`).
+        metric_family: as :class:`MFSampler` (`rule="race"`).
+        bound: as :class:`MFSampler` (`rule="race"`).
+        budget: as :class:`MFSampler` (`rule="race"`); enforced here (the trial that spends the last epoch is
+            pruned and the study stopped), and MFSampler's `budget` too when this pruner has none.
 
     Example:
         >>> import optuna
@@ -1482,15 +1504,15 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
 
     def _pause_now(self, eng: RungEliminator, key: int) -> bool:
         """With a sampler that proposes new configurations (every sampler but MFSampler), a trial at a rung below
-        the top goes on only if it is among the best ``max(1, ⌊n/η⌋)`` values there — ASHA's rule, as Optuna's
-        ``SuccessiveHalvingPruner`` applies it — on top of the racing cut (``schedule="best-first"``: the cut
+        the top goes on only if it is among the best `max(1, ⌊n/η⌋)` values there — ASHA's rule, as Optuna's
+        `SuccessiveHalvingPruner` applies it — on top of the racing cut (`schedule="best-first"`: the cut
         alone). Such a trial is pruned *paused*: not stopped by the rule, so the study is not certified."""
         if self.schedule != "anytime" or eng.reached(key) >= eng.M - 1:
             return False
         return key not in eng.promotable(self._rungs.reduction_factor)
 
     def _over_budget(self, study: optuna.Study, trial: FrozenTrial) -> bool:
-        """``budget``: prune the trial that spends the last epoch of it, and stop the study."""
+        """`budget`: prune the trial that spends the last epoch of it, and stop the study."""
         sampler = study.sampler
         budget = self.budget if self.budget is not None else getattr(sampler, "budget", None)
         if budget is None or trial.last_step is None:
@@ -1512,16 +1534,16 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
 def heartbeat_storage(
     url: str, *, heartbeat_interval: int = 60, grace_period: int | None = None, max_retry: int | None = 3
 ) -> optuna.storages.RDBStorage:
-    """An Optuna database storage (``sqlite:///...``, ``postgresql://...``, ``mysql://...``) for many worker
+    """An Optuna database storage (`sqlite:///...`, `postgresql://...`, `mysql://...`) for many worker
     processes: with Optuna's heartbeat, so that a trial whose worker died (killed, out of memory, a preempted
     machine) becomes FAIL instead of staying RUNNING — and holding its configuration — forever, and with
     :class:`optuna.storages.RetryHeartbeatStaleTrialCallback`, which enqueues it again (MFSampler gives the retry
     the same configuration and fidelity).
 
-    Each running trial records a heartbeat every ``heartbeat_interval`` seconds; a RUNNING trial whose last
-    heartbeat is older than ``grace_period`` (default ``2 × heartbeat_interval``) is failed by the next worker that
-    starts a trial. ``max_retry``: retries per failed trial (None: no limit; 0: none). Without a heartbeat
-    (a journal file) MFSampler's ``stale_after`` frees such a configuration instead.
+    Each running trial records a heartbeat every `heartbeat_interval` seconds; a RUNNING trial whose last
+    heartbeat is older than `grace_period` (default `2 × heartbeat_interval`) is failed by the next worker that
+    starts a trial. `max_retry`: retries per failed trial (None: no limit; 0: none). Without a heartbeat
+    (a journal file) MFSampler's `stale_after` frees such a configuration instead.
 
     Example:
         >>> from mf_sched.integrations.optuna import heartbeat_storage
@@ -1550,7 +1572,7 @@ def curves_from_study(study: optuna.Study, *, metric_name: str = "value", merge_
     """The study's learning curves (each trial's intermediate values) as :class:`mf_sched.curves.LearningCurves`,
     for :func:`mf_sched.curves.calibration.calibrate`: configuration = the trial's parameters, fidelity = step.
 
-    Each trial is one run (a seed) of its configuration; with ``merge_trials=True`` the trials of a
+    Each trial is one run (a seed) of its configuration; with `merge_trials=True` the trials of a
     configuration are one run continued across trials (an objective that resumes the model of the previous
     rung), the later trial winning where two report the same step."""
     from mf_sched.curves import LearningCurves

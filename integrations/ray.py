@@ -1,49 +1,51 @@
 """Ray Tune schedulers: racing (default) or IISE's synchronous elimination at the rungs of a ladder.
 
-Install with ``pip install "mf-sched[ray]"``. The two lines people write work as they are::
+Install with `pip install "mf-sched[ray]"`. The two lines people write work as they are:
 
-    tune.run(trainable, config=space, metric="acc", mode="max", scheduler=IISEScheduler())
-    tune.Tuner(trainable, param_space=space,
-               tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=IISEScheduler())).fit()
+```python
+tune.run(trainable, config=space, metric="acc", mode="max", scheduler=IISEScheduler())
+tune.Tuner(trainable, param_space=space,
+           tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=IISEScheduler())).fit()
+```
 
-Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by ``trial_id``:
+Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by `trial_id`:
 
-* :class:`IISEScheduler` — by default **racing** (``rule="race"``) with the **anytime schedule**: a trial is
+* :class:`IISEScheduler` — by default **racing** (`rule="race"`) with the **anytime schedule**: a trial is
   stopped for good at a rung when even the optimistic bound on its final value (the shipped curve-aware bound:
   how much a run with its value and slope can still improve) is below the best finished trial's value; trials
-  are otherwise scheduled as ASHA does (Li et al. 2020, MLSys) — a trial among the best ``1/η`` at its rung goes
+  are otherwise scheduled as ASHA does (Li et al. 2020, MLSys) — a trial among the best `1/η` at its rung goes
   on, the others pause while trials wait to start — and once ASHA has nothing left to do, the paused trials
   that can still win are resumed best-first until each is stopped or finished, which certifies the answer
-  (:mod:`mf_sched.racing.schedule`; with probability ``≥ 1 − δ`` the answer is within the tolerance of the full
-  search's, :mod:`mf_sched.rungs`). Stopped early (``time_budget_s``, a stopper), the experiment's best trial is
+  (:mod:`mf_sched.racing.schedule`; with probability `≥ 1 − δ` the answer is within the tolerance of the full
+  search's, :mod:`mf_sched.rungs`). Stopped early (`time_budget_s`, a stopper), the experiment's best trial is
   at least as good as ASHA's would have been. Pausing needs the trial's checkpoint: a trial pauses only when the
-  result at its rung carries one (a function trainable that passes ``checkpoint=`` to ``tune.report``, or a
+  result at its rung carries one (a function trainable that passes `checkpoint=` to `tune.report`, or a
   class trainable); otherwise it simply continues — function trainables without checkpoints get the
-  asynchronous behaviour automatically. ``IISEScheduler(rule="iise")`` is the synchronous IISE variant: all
-  live trials pause at each rung, then IISE's symmetric rule (``2ζ(m)``) decides simultaneously (needs a
-  ladder with ζ and checkpointing trainables: a result at a rung without a checkpoint raises ``RuntimeError``
+  asynchronous behaviour automatically. `IISEScheduler(rule="iise")` is the synchronous IISE variant: all
+  live trials pause at each rung, then IISE's symmetric rule (`2ζ(m)`) decides simultaneously (needs a
+  ladder with ζ and checkpointing trainables: a result at a rung without a checkpoint raises `RuntimeError`
   at the pause, before any epoch is re-run).
 * :class:`AsyncIISEScheduler` — racing that never pauses (stop or continue, like ASHA).
 * :class:`RungScheduler` — the general class behind both.
 
-Zero configuration: the rungs are inferred from the maximum resource — ``max_t``, the trial's stopping
-criterion on ``time_attr`` (``tune.run(stop={"training_iteration": 27})``, ``RunConfig(stop=...)``), or the
-last ``time_attr`` of the first trial that completes — as ``≈ 2% of R × 3^k``; the bound is the one shipped for
-the metric's family (accuracies, error rates and percentages; losses and negated losses; ``metric_family=`` names
-it), raised by the study's own finished trials; metric and mode come from ``TuneConfig`` / ``tune.run``
-(``set_search_properties``).
+Zero configuration: the rungs are inferred from the maximum resource — `max_t`, the trial's stopping
+criterion on `time_attr` (`tune.run(stop={"training_iteration": 27})`, `RunConfig(stop=...)`), or the
+last `time_attr` of the first trial that completes — as `≈ 2% of R × 3^k`; the bound is the one shipped for
+the metric's family (accuracies, error rates and percentages; losses and negated losses; `metric_family=` names
+it), raised by the study's own finished trials; metric and mode come from `TuneConfig` / `tune.run`
+(`set_search_properties`).
 
-Failures: a failed trial is no longer waited for (a retried one, ``FailureConfig(max_failures=k)``, is re-added
+Failures: a failed trial is no longer waited for (a retried one, `FailureConfig(max_failures=k)`, is re-added
 with the same id and raced again); a trial whose metric is NaN at a rung is stopped. A trial that errored, diverged
 or ended below the top rung without being stopped by the rule is *lost*: listed as uncovered in the certificate,
 whose ε then covers the other trials. :meth:`RungScheduler.choose_trial_to_run` has no side effects (Ray may call it
-repeatedly) and never leaves every trial PAUSED. Ray does not restore scheduler state with ``Tuner.restore``; add
-:class:`SchedulerStateCallback` to ``RunConfig(callbacks=[...])``; :func:`load_certificate` reads the certificate
+repeatedly) and never leaves every trial PAUSED. Ray does not restore scheduler state with `Tuner.restore`; add
+:class:`SchedulerStateCallback` to `RunConfig(callbacks=[...])`; :func:`load_certificate` reads the certificate
 back from the experiment directory (JSON, nothing unpickled).
 
 Seeing the race: :meth:`RungScheduler.debug_string` gives Tune's (classic) progress reporter one line per rung under
 the incumbent; :class:`SchedulerStateCallback` adds the scheduler's decision to every result
-(:meth:`RungScheduler.race_metrics`: ``race/bound``, ``race/stopped``, ...), so Tune's CSV, JSON and TensorBoard
+(:meth:`RungScheduler.race_metrics`: `race/bound`, `race/stopped`, ...), so Tune's CSV, JSON and TensorBoard
 loggers record it; :func:`mf_sched.visualization.plot_race` draws the race from the experiment directory.
 """
 
@@ -106,7 +108,7 @@ def _k_bucket(n: int | None) -> int:
 
 
 def _is_class_trainable(trial: Trial) -> bool:
-    """A class trainable saves its own checkpoint when paused; a function trainable only with ``checkpoint=``."""
+    """A class trainable saves its own checkpoint when paused; a function trainable only with `checkpoint=`."""
     try:
         from ray.tune.registry import get_trainable_cls
         from ray.tune.trainable.function_trainable import FunctionTrainable
@@ -121,32 +123,39 @@ class RungScheduler(FIFOScheduler):
     """Racing or IISE's elimination at rungs (see the module docstring).
 
     Args:
-        ladder / calibration: the rungs (``resources``, in units of ``time_attr``) and ζ; or
+        ladder: the rungs (`resources`, in units of `time_attr`) and ζ; default: inferred.
+        calibration: a :class:`~mf_sched.curves.calibration.Calibration` whose ladder is used.
         resources: the rungs alone (racing with the ζ⁺ prior); default: inferred.
-        metric, mode: as Ray's schedulers; may come from ``TuneConfig`` / ``tune.run`` instead.
-        time_attr: the result field that measures progress (default ``"training_iteration"``).
-        rule: ``"race"`` (default) or ``"iise"`` (needs a ladder with ζ).
+        metric: the result field to optimise, as Ray's schedulers; may come from `TuneConfig` / `tune.run`.
+        mode: `"max"` or `"min"`, as Ray's schedulers; may come from `TuneConfig` / `tune.run`.
+        time_attr: the result field that measures progress (default `"training_iteration"`).
+        rule: `"race"` (default) or `"iise"` (needs a ladder with ζ).
         race_bias: ζ⁺ (:class:`~mf_sched.race.RaceBias`, a list, a RaceCalibration); default the shipped prior.
-        max_t, min_t, reduction_factor: the inferred ladder (``max_t`` as in ASHA; default: from the trials'
-            stopping criterion or the first completed trial).
-        delta: confidence δ. sigma: seed-to-seed σ of the metric (one number or one per rung).
+        max_t: the top resource of the inferred ladder, as in ASHA (default: from the trials' stopping criterion
+            or the first completed trial).
+        min_t: the first rung of the inferred ladder (default `≈ 2%` of `max_t`).
+        reduction_factor: `η`, the ratio of consecutive rungs of the inferred ladder and ASHA's cut (default 3).
+        delta: confidence δ.
+        sigma: seed-to-seed σ of the metric (one number or one per rung).
         n_trials: the number of trials if known (δ split δ/(KM)); default open-ended (6δ/(π²k²), k in order of
-            arrival). fixed_arms: the trials' configurations are fixed before any result (a grid, a random
-            search without a searcher): the racing radius then needs no union over trials.
-        bias, eta: ``rule="iise"`` only: ``"zeta"``/``"gamma"`` and the heuristic halving cut.
-        synchronous: ``rule="iise"`` only (default True): pause every trial at each rung.
-        pause: ``rule="race"`` only (default True): best-first promotion by pausing at rungs (needs checkpoints;
+            arrival).
+        fixed_arms: the trials' configurations are fixed before any result (a grid, a random search without a
+            searcher): the racing radius then needs no union over trials.
+        bias: `rule="iise"` only: `"zeta"` or `"gamma"`.
+        eta: `rule="iise"` only: the heuristic halving cut.
+        synchronous: `rule="iise"` only (default True): pause every trial at each rung.
+        pause: `rule="race"` only (default True): best-first promotion by pausing at rungs (needs checkpoints;
             a trial without one just continues).
-        order: ``rule="race"`` only: which paused trial resumes first once ASHA's work is done, ``"depth"``
-            (default: the highest rung, then the best value), ``"estimate"`` (the most promising) or ``"bound"``
+        order: `rule="race"` only: which paused trial resumes first once ASHA's work is done, `"depth"`
+            (default: the highest rung, then the best value), `"estimate"` (the most promising) or `"bound"`
             (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
-        schedule: ``rule="race"`` only: ``"anytime"`` (default: ASHA's promotions with ``reduction_factor`` first,
-            then the trials not started, then best-first; :mod:`mf_sched.racing.schedule`) or ``"best-first"``.
-        tolerance: ``rule="race"`` only: the shipped curve-aware bound keeps, with probability ``1 − δ``, an
+        schedule: `rule="race"` only: `"anytime"` (default: ASHA's promotions with `reduction_factor` first,
+            then the trials not started, then best-first; :mod:`mf_sched.racing.schedule`) or `"best-first"`.
+        tolerance: `rule="race"` only: the shipped curve-aware bound keeps, with probability `1 − δ`, an
             answer within this relative tolerance of the full search's (default 0.005: 0.5%).
         metric_family: how to read the metric when it is not recognised from its values (one of
-            :data:`mf_sched.race.NAMED_FAMILIES`, e.g. ``"percent"``, ``"negated_loss"``).
-        bound: ``"curve"`` (default: the curve-aware bound) or ``"zeta+"`` (the unconditional ζ⁺ prior).
+            :data:`mf_sched.race.NAMED_FAMILIES`, e.g. `"percent"`, `"negated_loss"`).
+        bound: `"curve"` (default: the curve-aware bound) or `"zeta+"` (the unconditional ζ⁺ prior).
 
     Example:
         >>> from mf_sched.integrations.ray import IISEScheduler
@@ -267,7 +276,7 @@ class RungScheduler(FIFOScheduler):
 
     def _ensure_ladder(self, trial: Trial | None = None, result: dict[str, Any] | None = None) -> bool:
         """Build the ladder and engine once the maximum resource is known (from the trial's stopping criterion,
-        or a completed trial's last ``time_attr``)."""
+        or a completed trial's last `time_attr`)."""
         if self.engine is not None:
             return True
         R = None
@@ -284,7 +293,7 @@ class RungScheduler(FIFOScheduler):
         return True
 
     def _n_arms(self) -> int | None:
-        """The study size the shipped bound is chosen for: ``n_trials``, else the trials added so far."""
+        """The study size the shipped bound is chosen for: `n_trials`, else the trials added so far."""
         n = self._engine_kw.get("n_arms")
         return int(n) if n is not None else (len(self._order) or None)
 
@@ -450,7 +459,7 @@ class RungScheduler(FIFOScheduler):
     def _should_pause(self, tune_controller: Any, tid: str) -> bool:
         """The anytime schedule (:mod:`mf_sched.racing.schedule`): a trial that ASHA would promote goes on at
         once; else it pauses when other work waits — a trial not started, a paused trial ASHA would promote, or
-        (once ASHA's work is done) a paused trial with a higher priority. ``"best-first"``: the last two only."""
+        (once ASHA's work is done) a paused trial with a higher priority. `"best-first"`: the last two only."""
         eng = self.engine
         assert eng is not None
         if self.schedule == "best-first":
@@ -475,7 +484,7 @@ class RungScheduler(FIFOScheduler):
         return bool(result.get(_SHOULD_CHECKPOINT)) or _is_class_trainable(trial)
 
     def _better_waiting(self, tune_controller: Any, tid: str) -> bool:
-        """A trial not started yet, or a paused one with a higher priority (``order``), waits for a worker.
+        """A trial not started yet, or a paused one with a higher priority (`order`), waits for a worker.
         O(trials not started + trials paused), not O(all trials)."""
         eng = self.engine
         assert eng is not None
@@ -550,7 +559,7 @@ class RungScheduler(FIFOScheduler):
 
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
         """PENDING trials first (every trial's first rung), then the paused trial with the highest optimistic
-        bound that can still win (``rule="iise"``: the trials a rung decision released). No side effects; when
+        bound that can still win (`rule="iise"`: the trials a rung decision released). No side effects; when
         nothing else can run, a paused trial is returned rather than leaving every trial PAUSED."""
         if self.rule == "race":
             return self._race_choose(tune_controller)
@@ -599,7 +608,7 @@ class RungScheduler(FIFOScheduler):
         return None
 
     def _race_choose(self, tune_controller: Any) -> Trial | None:
-        """Racing: a paused trial ASHA would promote (``schedule="anytime"``), else the first PENDING trial (in
+        """Racing: a paused trial ASHA would promote (`schedule="anytime"`), else the first PENDING trial (in
         Ray's order), else the paused trial that ranks first; all trials are scanned only when none is found (a
         trial Ray added or paused behind the scheduler's back must not be left waiting)."""
         eng = self.engine
@@ -627,8 +636,8 @@ class RungScheduler(FIFOScheduler):
         return None
 
     def debug_string(self) -> str:
-        """What Tune's progress reporter shows (``tune.run`` / ``Tuner`` with the classic reporter,
-        ``RAY_AIR_NEW_OUTPUT=0``): the trials per status and the incumbent, then one line per rung with how many
+        """What Tune's progress reporter shows (`tune.run` / `Tuner` with the classic reporter,
+        `RAY_AIR_NEW_OUTPUT=0`): the trials per status and the incumbent, then one line per rung with how many
         trials reported there, how many the rule stopped there, and the leader at that rung."""
         kind = "racing" if self.rule == "race" else ("synchronous IISE" if self.synchronous else "asynchronous IISE")
         head = f"{type(self).__name__} ({kind}, {len(self._paused)} paused)"
@@ -666,16 +675,16 @@ class RungScheduler(FIFOScheduler):
         return "\n".join(lines)
 
     def race_metrics(self, trial_id: str, result: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The scheduler's view of a trial after its latest result, as flat result fields (``race/...``) that
+        """The scheduler's view of a trial after its latest result, as flat result fields (`race/...`) that
         :class:`SchedulerStateCallback` adds to every result, so that Tune's loggers (CSV, JSON, TensorBoard)
-        record the decisions: ``race/rung`` (highest rung reached, −1: none), ``race/status`` (running, paused,
-        stopped, halted, finished, lost), ``race/stopped`` (1 once the rule stopped it), ``race/stop_rung``,
-        ``race/value`` (its value at its highest rung), ``race/bound`` (racing: the best final value it could still
-        reach), ``race/incumbent`` (trial id), ``race/incumbent_value`` and ``race/incumbent_lower_bound``
-        (``race/incumbent_upper_bound`` when minimising), ``race/stopped_trials`` and ``race/finished_trials``.
-        Every field is present from the first result (NaN, −1 or ``""`` when unknown), as CSV headers need.
-        ``result``: the trial's last result (``done``), which the scheduler records only afterwards, in
-        ``on_trial_complete``: its rung and value are shown, as ``finished`` at the top rung, else ``lost``."""
+        record the decisions: `race/rung` (highest rung reached, −1: none), `race/status` (running, paused,
+        stopped, halted, finished, lost), `race/stopped` (1 once the rule stopped it), `race/stop_rung`,
+        `race/value` (its value at its highest rung), `race/bound` (racing: the best final value it could still
+        reach), `race/incumbent` (trial id), `race/incumbent_value` and `race/incumbent_lower_bound`
+        (`race/incumbent_upper_bound` when minimising), `race/stopped_trials` and `race/finished_trials`.
+        Every field is present from the first result (NaN, −1 or `""` when unknown), as CSV headers need.
+        `result`: the trial's last result (`done`), which the scheduler records only afterwards, in
+        `on_trial_complete`: its rung and value are shown, as `finished` at the top rung, else `lost`."""
         sign = 1.0 if self._mode != "min" else -1.0
         word = "race/incumbent_lower_bound" if sign > 0 else "race/incumbent_upper_bound"
         nan = math.nan
@@ -773,7 +782,7 @@ class RungScheduler(FIFOScheduler):
         return all(tid in eng and eng.reached(tid) >= rung for tid in self._live)  # type: ignore[operator]
 
     def _decide(self, tune_controller: Any, rung: int, current: str | None = None) -> list[str]:
-        """Decide ``rung`` among the live trials waiting there; stop losers, release survivors."""
+        """Decide `rung` among the live trials waiting there; stop losers, release survivors."""
         eng = self.engine
         assert eng is not None
         waiting = [tid for tid in self._live if tid in eng and eng.reached(tid) == rung]
@@ -894,12 +903,18 @@ class RungScheduler(FIFOScheduler):
 
 
 class IISEScheduler(RungScheduler):
-    """The default scheduler: racing, best-first with pausing (``rule="iise"``: synchronous IISE); see
+    """The default scheduler: racing, best-first with pausing (`rule="iise"`: synchronous IISE); see
     :class:`RungScheduler`."""
 
 
 class AsyncIISEScheduler(RungScheduler):
-    """Racing that never pauses (stop or continue, like ASHA; no checkpoints needed); see :class:`RungScheduler`."""
+    """Racing that never pauses (stop or continue, like ASHA; no checkpoints needed); see :class:`RungScheduler`.
+
+    Args:
+        ladder: as :class:`RungScheduler`.
+        **kwargs: every other argument of :class:`RungScheduler`; `pause` is always False (with `rule="iise"`,
+            `synchronous` defaults to False).
+    """
 
     def __init__(self, ladder: FidelityLadder | None = None, **kwargs: Any) -> None:
         if kwargs.get("rule", "race") == "iise":
@@ -915,13 +930,16 @@ _STATE_FORMAT = "mf_sched.ray.SchedulerState/1"
 
 class SchedulerStateCallback(tune.Callback):
     """Saves a :class:`RungScheduler`'s state with every experiment checkpoint and restores it on
-    ``Tuner.restore`` (Ray keeps no scheduler state of its own). Add it to ``RunConfig(callbacks=[...])``.
+    `Tuner.restore` (Ray keeps no scheduler state of its own). Add it to `RunConfig(callbacks=[...])`.
 
-    Ray stores callback state with ``cloudpickle`` (``callback-states-*.pkl`` in the experiment directory) and
-    reads it back on ``Tuner.restore``. So that the state can be read without unpickling anything, the callback
+    Ray stores callback state with `cloudpickle` (`callback-states-*.pkl` in the experiment directory) and
+    reads it back on `Tuner.restore`. So that the state can be read without unpickling anything, the callback
     also writes it as validated JSON, :data:`STATE_FILE`, into the driver's staging copy of the experiment
-    directory at every experiment checkpoint; Ray syncs ``*.json`` files there to the experiment directory
+    directory at every experiment checkpoint; Ray syncs `*.json` files there to the experiment directory
     (local or remote storage). :func:`load_certificate` reads it.
+
+    Args:
+        scheduler: the scheduler of the experiment (the same object passed to `TuneConfig(scheduler=...)`).
 
     Example:
         >>> from mf_sched.integrations.ray import IISEScheduler, SchedulerStateCallback
@@ -961,7 +979,7 @@ class SchedulerStateCallback(tune.Callback):
         self.scheduler.set_state(state)
 
     def write_state(self, directory: str | Path, state: dict[str, Any] | None = None) -> Path:
-        """Write the scheduler's state (or ``state``) as :data:`STATE_FILE` in ``directory``, atomically
+        """Write the scheduler's state (or `state`) as :data:`STATE_FILE` in `directory`, atomically
         (a temporary file, then a rename). Returns the file's path."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
@@ -979,14 +997,14 @@ class SchedulerStateCallback(tune.Callback):
 
 def load_certificate(path: str | Path) -> RungCertificate | None:
     """The certificate of a Tune experiment run with :class:`SchedulerStateCallback`, read from its experiment
-    directory (``storage_path/name``; or the :data:`STATE_FILE` itself) — after ``fit()``, or after
-    ``Tuner.restore(...).fit()``, without the scheduler object. Its ``key`` is a ``trial_id``
-    (``Result.metrics["trial_id"]`` in the ``ResultGrid``). None when the state was saved before the rungs were
+    directory (`storage_path/name`; or the :data:`STATE_FILE` itself) — after `fit()`, or after
+    `Tuner.restore(...).fit()`, without the scheduler object. Its `key` is a `trial_id`
+    (`Result.metrics["trial_id"]` in the `ResultGrid`). None when the state was saved before the rungs were
     known.
 
     The file is JSON, validated field by field (:meth:`mf_sched.rungs.RungEliminator.from_state_dict`); nothing
-    is unpickled. Raises ``FileNotFoundError`` when there is no state file and
-    :class:`~mf_sched._serialize.StateFormatError` (a ``ValueError``) when it is malformed.
+    is unpickled. Raises `FileNotFoundError` when there is no state file and
+    :class:`~mf_sched._serialize.StateFormatError` (a `ValueError`) when it is malformed.
 
     Example:
         >>> import tempfile
@@ -1015,8 +1033,8 @@ def curves_from_results(
     """The learning curves of a finished (or restored) Tune experiment directory as
     :class:`mf_sched.curves.LearningCurves`, for :func:`mf_sched.curves.calibration.calibrate`.
 
-    Reads every trial folder's ``params.json`` (the configuration) and ``progress.csv`` (one row per
-    reported result; ``fidelity`` and ``metric`` columns). Files are parsed as JSON and CSV numbers only;
+    Reads every trial folder's `params.json` (the configuration) and `progress.csv` (one row per
+    reported result; `fidelity` and `metric` columns). Files are parsed as JSON and CSV numbers only;
     rows whose values are missing or not finite are skipped; a folder without both files is ignored.
     Each trial is one run (seed) of its configuration.
     """

@@ -1,31 +1,31 @@
 """Exact argmax (with every tie) of K indices that grow with a global parameter: a kinetic tournament.
 
 The UCB-type policies (UCB1, LUCB1, the LUCB framework of Wang et al. 2023, MF-UCB) pick
-``argmax_k I_k(s)`` every round, where ``s`` is a global, non-decreasing quantity (``√log t``, the
-radius constant of round ``t``) and ``I_k`` changes only for the arms that were just sampled. A full
+`argmax_k I_k(s)` every round, where `s` is a global, non-decreasing quantity (`√log t`, the
+radius constant of round `t`) and `I_k` changes only for the arms that were just sampled. A full
 recomputation costs O(K) per pull; this module keeps the answer in O(log K) amortised per change.
 
-**Model.** Leaf ``k``'s value is (in real arithmetic) ``v_k(s) = min(cap, min_i (a_i + b_i s))`` with
-slopes ``b_i ≥ 0``: a concave, non-decreasing, piecewise-linear function of ``s``. Its *exact* value,
+**Model.** Leaf `k`'s value is (in real arithmetic) `v_k(s) = min(cap, min_i (a_i + b_i s))` with
+slopes `b_i ≥ 0`: a concave, non-decreasing, piecewise-linear function of `s`. Its *exact* value,
 the floating-point number the policy's own formula gives (:meth:`LeafModel.exact`), is what decides.
 
 **Structure.** A kinetic tournament (Basch, Guibas, Hershberger 1999, *Data Structures for Mobile
 Data*, J. Algorithms 31, §3: "kinetic tournaments"): a complete binary tree whose internal nodes keep
 the winner of their two children, how many leaves of the subtree tie with it, and a *certificate*, the
-largest ``s`` up to which that outcome provably holds. A certificate is built from a lower bound on the
-winner (``min(cap, v_w(s) + (s' − s)·min_i b_i)``) and an upper bound on the loser (its active line's
-tangent, concavity) with a relative tolerance ``TAU`` that covers the rounding of both the exact
+largest `s` up to which that outcome provably holds. A certificate is built from a lower bound on the
+winner (`min(cap, v_w(s) + (s' − s)·min_i b_i)`) and an upper bound on the loser (its active line's
+tangent, concavity) with a relative tolerance `TAU` that covers the rounding of both the exact
 formula and the linear model; outcomes inside the tolerance are settled by the exact values and are
-rechecked at every change of ``s`` ("hot" nodes). Two leaves tie for good when their exact formulas have
+rechecked at every change of `s` ("hot" nodes). Two leaves tie for good when their exact formulas have
 identical inputs (same :meth:`LeafModel.lines` signature) or both are constant (an index at its cap,
-``±inf``). When ``s`` grows, only the nodes whose certificate expired are recomputed; when a leaf
-changes, its path to the root is. ``s`` decreasing (a given-back pull) rebuilds the tree.
+`±inf`). When `s` grows, only the nodes whose certificate expired are recomputed; when a leaf
+changes, its path to the root is. `s` decreasing (a given-back pull) rebuilds the tree.
 
 **Exactness.** The winner and every tie count are those of the exact values, so the tie set (in leaf
-order) is that of ``numpy.flatnonzero(values == values.max())``: with the same random draw of the tie
+order) is that of `numpy.flatnonzero(values == values.max())`: with the same random draw of the tie
 index the policies make exactly the decisions of a full recomputation (tested side by side).
 
-Example (three lines; the steepest overtakes as ``s`` grows):
+Example (three lines; the steepest overtakes as `s` grows):
 
     >>> class Lines(LeafModel):
     ...     def __init__(self, lines): self.l = lines
@@ -54,22 +54,22 @@ class LeafModel:
     cap: float = _INF  #: common upper clip of every value (``inf``: none)
 
     def lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        """``(lines, signature)``: the real-valued model ``min_i (a_i + b_i s)`` of leaf ``k`` as
-        ``((a_i, b_i), ...)`` (``b_i ≥ 0``; a constant ``±inf`` is ``((±inf, 0.0),)``), and a hashable
-        signature: two leaves with equal signatures have identical exact values at every ``s``. A leaf
-        whose active line is flat (``b = 0``) must have the exact value ``a``: it is a constant."""
+        """`(lines, signature)`: the real-valued model `min_i (a_i + b_i s)` of leaf `k` as
+        `((a_i, b_i), ...)` (`b_i ≥ 0`; a constant `±inf` is `((±inf, 0.0),)`), and a hashable
+        signature: two leaves with equal signatures have identical exact values at every `s`. A leaf
+        whose active line is flat (`b = 0`) must have the exact value `a`: it is a constant."""
         raise NotImplementedError
 
     def exact(self, k: int, s: float) -> float:
-        """The exact value of leaf ``k`` at ``s``, as the policy's reference formula computes it."""
+        """The exact value of leaf `k` at `s`, as the policy's reference formula computes it."""
         raise NotImplementedError
 
 
 class KineticMax:
-    """Kinetic tournament over ``n`` leaves (see the module docstring).
+    """Kinetic tournament over `n` leaves (see the module docstring).
 
     Args:
-        n: number of leaves (arms), ``n ≥ 1``.
+        n: number of leaves (arms), `n ≥ 1`.
         model: the :class:`LeafModel` giving each leaf's lines, signature and exact value.
         s: the initial value of the global parameter.
     """
@@ -88,18 +88,18 @@ class KineticMax:
 
     # ------------------------------------------------------------------------------- leaves
     def _leaf(self, k: int) -> tuple[float, float, float, float]:
-        """(Re)load leaf ``k`` from the model and find its active line at ``s``."""
+        """(Re)load leaf `k` from the model and find its active line at `s`."""
         lines, sig = self.model.lines(k)
         self._lines[k] = lines
         self._sig[k] = sig
         return self._piece(k)
 
     def signature(self, k: int) -> Any:
-        """The signature of leaf ``k`` as last loaded from the model (see :meth:`LeafModel.lines`)."""
+        """The signature of leaf `k` as last loaded from the model (see :meth:`LeafModel.lines`)."""
         return self._sig[k]
 
     def _piece(self, k: int) -> tuple[float, float, float, float]:
-        """``(a, b, end, kmin)`` of leaf ``k`` at ``s``: its active line ``a + b s``, the ``s`` up to which
+        """`(a, b, end, kmin)` of leaf `k` at `s`: its active line `a + b s`, the `s` up to which
         that line stays active (a lower bound), and the smallest slope of its lines."""
         s = self.s
         lines = self._lines[k]
@@ -149,7 +149,7 @@ class KineticMax:
 
     # ------------------------------------------------------------------------------- nodes
     def _run(self, nodes: Any) -> None:
-        """Recompute the internal nodes ``nodes``, in that order (children before parents); a child
+        """Recompute the internal nodes `nodes`, in that order (children before parents); a child
         subtree whose certificate expired is repaired first."""
         s = self.s
         P = self.P
@@ -238,8 +238,8 @@ class KineticMax:
                 sub[i] = own
 
     def _close(self, i: int, x: int, y: int, rel: int, bx: float, by: float) -> None:
-        """Node ``i`` whose children's winners ``x`` (ahead by the linear model, or level with ``y`` when
-        ``rel == 2``) and ``y`` are too close to call: decide by signatures and exact values."""
+        """Node `i` whose children's winners `x` (ahead by the linear model, or level with `y` when
+        `rel == 2`) and `y` are too close to call: decide by signatures and exact values."""
         lc = i + i
         s = self.s
         own = _INF
@@ -272,7 +272,7 @@ class KineticMax:
         sub[i] = min(own, sub[lc], sub[lc + 1]) if lc < self.P else own
 
     def rebuild(self) -> None:
-        """Reload every leaf from the model and recompute every node at the current ``s``."""
+        """Reload every leaf from the model and recompute every node at the current `s`."""
         P, n = self.P, self.n
         self._lines: list[Any] = [((-_INF, 0.0),)] * P
         self._sig: list[Any] = [("pad",)] * P
@@ -292,11 +292,11 @@ class KineticMax:
 
     # ------------------------------------------------------------------------------- updates
     def update(self, k: int) -> None:
-        """Leaf ``k`` changed (its model lines); the tree is repaired at the next query."""
+        """Leaf `k` changed (its model lines); the tree is repaired at the next query."""
         self._dirty.add(k)
 
     def set_s(self, s: float) -> None:
-        """Move the global parameter to ``s`` (a decrease rebuilds the tree)."""
+        """Move the global parameter to `s` (a decrease rebuilds the tree)."""
         s = float(s)
         if s < self.s:
             self.s = s
@@ -331,7 +331,7 @@ class KineticMax:
 
     # ------------------------------------------------------------------------------- queries
     def top(self) -> tuple[int, int]:
-        """``(count, leaf)``: how many leaves share the maximum, and one of them."""
+        """`(count, leaf)`: how many leaves share the maximum, and one of them."""
         self._settle()
         if self.P == 1:
             return 1, 0
@@ -339,11 +339,11 @@ class KineticMax:
 
     def top_value(self) -> float:
         """The maximum by the linear model (call after :meth:`top`): exact for constants such as
-        ``±inf``, within ``TAU`` (relative) of the exact maximum otherwise."""
+        `±inf`, within `TAU` (relative) of the exact maximum otherwise."""
         return self._val(self._win[1] if self.P > 1 else 0)
 
     def max_value(self) -> float:
-        """The exact maximum value (at the current ``s``)."""
+        """The exact maximum value (at the current `s`)."""
         c, k = self.top()
         return self.model.exact(k, self.s)
 
@@ -367,14 +367,14 @@ class KineticMax:
         return i - P
 
     def select(self, r: int) -> int:
-        """The ``r``-th (0-based, in leaf order) of the leaves that share the maximum."""
+        """The `r`-th (0-based, in leaf order) of the leaves that share the maximum."""
         self._settle()
         if self.P == 1:
             return 0
         return self._descend(1, r)
 
     def _others(self, k: int) -> tuple[int, list[tuple[int, int]]]:
-        """The maximum over every leaf but ``k``: total tie count and the tied subtrees in leaf order."""
+        """The maximum over every leaf but `k`: total tie count and the tied subtrees in leaf order."""
         self._settle()
         P = self.P
         s = self.s
@@ -414,12 +414,12 @@ class KineticMax:
         return sum(cnt[c[1]] for c in near), [(c[1], cnt[c[1]]) for c in near]
 
     def top_excluding(self, k: int) -> tuple[int, int]:
-        """``(count, leaf)`` of the maximum over every leaf but ``k`` (count 0 when ``n = 1``)."""
+        """`(count, leaf)` of the maximum over every leaf but `k` (count 0 when `n = 1`)."""
         total, subs = self._others(k)
         return (total, self._win[subs[0][0]]) if subs else (0, -1)
 
     def select_excluding(self, k: int, r: int) -> int:
-        """The ``r``-th (0-based, in leaf order) of the leaves other than ``k`` that share their maximum."""
+        """The `r`-th (0-based, in leaf order) of the leaves other than `k` that share their maximum."""
         total, subs = self._others(k)
         for node, c in subs:
             if r < c:

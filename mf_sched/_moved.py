@@ -1,7 +1,7 @@
 """The old import paths of the modules that moved into sub-packages (0.1.0), kept until :data:`REMOVED_IN`.
 
-``import mf_sched.datasets``, ``from mf_sched.datasets import X`` and ``from mf_sched import datasets`` still
-give the moved module itself (the same object as ``mf_sched.curves.datasets``), with a DeprecationWarning that
+`import mf_sched.datasets`, `from mf_sched.datasets import X` and `from mf_sched import datasets` still
+give the moved module itself (the same object as `mf_sched.curves.datasets`), with a DeprecationWarning that
 names the new path and the version that removes the old one. One table and one import hook (a
 :class:`importlib.abc.MetaPathFinder` that :mod:`mf_sched` installs when it is imported) do this for every old
 name, instead of one alias file per module.
@@ -76,7 +76,7 @@ def _warn(old: str) -> None:
 
 
 def message(old: str) -> str:
-    """The DeprecationWarning's text for the old module name ``old`` (a key of :data:`MOVED`)."""
+    """The DeprecationWarning's text for the old module name `old` (a key of :data:`MOVED`)."""
     return f"{old} is deprecated and will be removed in mf-sched {REMOVED_IN}; import {MOVED[old]} instead"
 
 
@@ -120,8 +120,8 @@ def install() -> None:
 
 
 def module_getattr(name: str) -> ModuleType:
-    """``mf_sched.<old name>`` as an attribute (``import mf_sched; mf_sched.datasets``): the moved module, with
-    the warning. :mod:`mf_sched`'s ``__getattr__``."""
+    """`mf_sched.<old name>` as an attribute (`import mf_sched; mf_sched.datasets`): the moved module, with
+    the warning. :mod:`mf_sched`'s `__getattr__`."""
     old = f"mf_sched.{name}"
     if old not in MOVED:
         raise AttributeError(f"module 'mf_sched' has no attribute {name!r}")

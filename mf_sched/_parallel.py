@@ -1,15 +1,15 @@
 """Process pools that stop cleanly on Ctrl-C.
 
-``concurrent.futures.ProcessPoolExecutor`` waits for every submitted job when its ``with`` block is left by
-an exception, so a ``KeyboardInterrupt`` during :func:`mf_sched.sim.simulate.run_many` used to leave the
+`concurrent.futures.ProcessPoolExecutor` waits for every submitted job when its `with` block is left by
+an exception, so a `KeyboardInterrupt` during :func:`mf_sched.sim.simulate.run_many` used to leave the
 workers taking the next jobs (and, on an instance where a policy never stops, never exiting).
-:func:`process_pool` starts the workers with ``SIGINT`` kept from them until they ignore it (Ctrl-C reaches
+:func:`process_pool` starts the workers with `SIGINT` kept from them until they ignore it (Ctrl-C reaches
 the whole process group; only the parent should react; a Ctrl-C while they start is not lost), and when the
 block is left by any exception it cancels the pending jobs and terminates the workers it started before
 re-raising.
 
-:func:`run_seeded` is what the simulators' ``run_many`` functions share: one job per child of
-``SeedSequence(seed)``, in this process or in a :func:`process_pool`, with a progress bar, and the results in
+:func:`run_seeded` is what the simulators' `run_many` functions share: one job per child of
+`SeedSequence(seed)`, in this process or in a :func:`process_pool`, with a progress bar, and the results in
 run order whatever the number of workers (each job's randomness comes only from its own child seed).
 """
 
@@ -50,7 +50,7 @@ def _sigint_deferred() -> Iterator[None]:
     Ctrl-C that arrives in the meantime (main thread only; elsewhere a no-op).
 
     For the duration, a Ctrl-C that reaches this process is only recorded (and, where the platform has
-    ``pthread_sigmask``, SIGINT is blocked in this thread, so the processes started meanwhile are born with it
+    `pthread_sigmask`, SIGINT is blocked in this thread, so the processes started meanwhile are born with it
     blocked: a Ctrl-C sent to the whole group stays pending in a worker until its initializer ignores it, which
     discards it). When the block ends, a recorded Ctrl-C is handed to the previous handler — KeyboardInterrupt by
     default — so it stops the caller as it would have a moment earlier, but never in the middle of starting a
@@ -78,8 +78,8 @@ def _sigint_deferred() -> Iterator[None]:
 
 @contextmanager
 def process_pool(n_workers: int) -> Iterator[ProcessPoolExecutor]:
-    """A spawn-context :class:`~concurrent.futures.ProcessPoolExecutor` with ``n_workers`` workers that
-    ignore ``SIGINT``; leaving the block by an exception (``KeyboardInterrupt`` included) cancels the pending
+    """A spawn-context :class:`~concurrent.futures.ProcessPoolExecutor` with `n_workers` workers that
+    ignore `SIGINT`; leaving the block by an exception (`KeyboardInterrupt` included) cancels the pending
     jobs and terminates the workers.
 
     >>> with process_pool(1) as ex:
@@ -129,11 +129,11 @@ def run_seeded(
     label: str,
     progress: bool = True,
 ) -> list[R]:
-    """``[job(ss) for ss in SeedSequence(seed).spawn(runs)]``, on ``n_jobs`` worker processes (``None``: all
-    CPUs; 1, or a single run: in this process) with a progress bar labelled ``label``.
+    """`[job(ss) for ss in SeedSequence(seed).spawn(runs)]`, on `n_jobs` worker processes (`None`: all
+    CPUs; 1, or a single run: in this process) with a progress bar labelled `label`.
 
-    The results come in run order and do not depend on ``n_jobs`` (a job's randomness is its own child seed).
-    With workers, ``job`` must be picklable (a module-level function, or a :func:`functools.partial` of one);
+    The results come in run order and do not depend on `n_jobs` (a job's randomness is its own child seed).
+    With workers, `job` must be picklable (a module-level function, or a :func:`functools.partial` of one);
     the jobs go out in chunks of about an eighth of a worker's share, and Ctrl-C cancels the pending ones and
     terminates the workers (:func:`process_pool`).
 

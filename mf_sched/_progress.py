@@ -1,4 +1,4 @@
-"""Progress reporting on stderr: tqdm when installed (the ``bench`` extra), else a small fallback."""
+"""Progress reporting on stderr: tqdm when installed (the `bench` extra), else a small fallback."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class _Fallback:
 
 
 class Progress:
-    """``with Progress(total, desc, enabled) as bar: bar.update()`` (``total`` None: a counter without an end)."""
+    """`with Progress(total, desc, enabled) as bar: bar.update()` (`total` None: a counter without an end)."""
 
     def __init__(self, total: int | None, desc: str = "", enabled: bool = True) -> None:
         self.enabled = enabled and (total is None or total > 1)
@@ -58,7 +58,7 @@ class Progress:
             self._bar.update(k)
 
     def note(self, text: str) -> None:
-        """Show ``text`` after the bar (e.g. the current gap of an iterative method)."""
+        """Show `text` after the bar (e.g. the current gap of an iterative method)."""
         if self._bar is None:
             return
         if isinstance(self._bar, _Fallback):

@@ -1,6 +1,6 @@
 """Exact, validated, JSON-safe encoding of policy state.
 
-numpy arrays are stored as ``{"__ndarray__": {"dtype": ..., "shape": [...], "b64": ...}}`` (the raw
+numpy arrays are stored as `{"__ndarray__": {"dtype": ..., "shape": [...], "b64": ...}}` (the raw
 little-endian bytes, base64): exact for every float (NaN and ±inf included), compact for large K,
 and checked on load (dtype from an allow-list, byte length against the shape). Nothing is ever
 evaluated or unpickled. Tuples become lists; dict keys must be strings.
@@ -25,7 +25,7 @@ class StateFormatError(ValueError):
 
 
 def encode(value: Any) -> Any:
-    """Turn ``value`` into JSON-safe data (numpy arrays and scalars included).
+    """Turn `value` into JSON-safe data (numpy arrays and scalars included).
 
     >>> encode({"a": np.arange(3), "b": (1, 2.5)})["b"]
     [1, 2.5]

@@ -1,8 +1,8 @@
 """Argument checks shared by every module that takes user arguments (policies, simulators, curves, rungs).
 
 Each check returns the value in its canonical type or raises a ValueError whose message names the
-argument and the accepted range, in one form: ``"<name> = <value> is out of range; accepted: <range>"``
-(``"... is unknown; accepted: ..."`` for a choice, ``"<name> must be <kind>, got <value>"`` for a
+argument and the accepted range, in one form: `"<name> = <value> is out of range; accepted: <range>"`
+(`"... is unknown; accepted: ..."` for a choice, `"<name> must be <kind>, got <value>"` for a
 value of the wrong kind). Booleans are never numbers here.
 
 >>> check_int("rounds", 3, 1)
@@ -40,13 +40,13 @@ def _int_range(low: int, high: int | None) -> str:
 
 
 def check_int(name: str, value: Any, low: int = 1, high: int | None = None, *, none_ok: bool = False) -> Any:
-    """An integer in ``low..high`` (``high=None``: no upper end), as an ``int``.
+    """An integer in `low..high` (`high=None`: no upper end), as an `int`.
 
     Args:
         name: the argument's name, for the message.
-        value: what the caller gave (an ``int`` or a NumPy integer; ``bool`` is refused).
+        value: what the caller gave (an `int` or a NumPy integer; `bool` is refused).
         low, high: the accepted range, both ends included.
-        none_ok: accept ``None`` (returned as is), e.g. for "no cap".
+        none_ok: accept `None` (returned as is), e.g. for "no cap".
 
     >>> check_int("runs", 3)
     3
@@ -71,7 +71,7 @@ def check_int(name: str, value: Any, low: int = 1, high: int | None = None, *, n
 
 
 def check_optional_int(name: str, value: Any, low: int = 1, high: int | None = None, *, none: str = "") -> int | None:
-    """:func:`check_int`, or None when ``value`` is None; ``none`` says what None means (shown in the error).
+    """:func:`check_int`, or None when `value` is None; `none` says what None means (shown in the error).
 
     >>> check_optional_int("n_jobs", None) is None
     True
@@ -100,16 +100,16 @@ def check_real(
     none_ok: bool = False,
     accepted: str | None = None,
 ) -> Any:
-    """A finite real number ``> gt`` / ``>= ge`` (each optional), as a ``float``.
+    """A finite real number `> gt` / `>= ge` (each optional), as a `float`.
 
     Args:
         name: the argument's name, for the message.
-        value: what the caller gave: a real number (``int``, ``float`` or a NumPy number; ``bool`` and
+        value: what the caller gave: a real number (`int`, `float` or a NumPy number; `bool` and
             strings are refused).
         gt, ge: strict and inclusive lower bounds.
-        none_ok: accept ``None`` (returned as is).
-        accepted: the accepted range as the message states it (default: built from ``gt``/``ge``), for
-            bounds that have a name (``">= 4KM = 16"``).
+        none_ok: accept `None` (returned as is).
+        accepted: the accepted range as the message states it (default: built from `gt`/`ge`), for
+            bounds that have a name (`">= 4KM = 16"`).
 
     >>> check_real("epsilon", 0.5, ge=0.0)
     0.5
@@ -138,13 +138,13 @@ def check_numbers(
     kinds: tuple[type, ...] = (Iterable,),
     what: str = "a sequence of numbers",
 ) -> list[float]:
-    """Every element of ``values`` as a ``float`` (range checks are the caller's).
+    """Every element of `values` as a `float` (range checks are the caller's).
 
     Args:
-        name: the argument's name; an element is named ``name[i]`` in the message.
-        values: a collection of the types ``kinds`` (a string is not one).
+        name: the argument's name; an element is named `name[i]` in the message.
+        values: a collection of the types `kinds` (a string is not one).
         kinds: the collection types accepted (default any iterable).
-        what: what ``values`` must be, as the message states it.
+        what: what `values` must be, as the message states it.
 
     >>> check_numbers("costs", [1, 2.5])
     [1.0, 2.5]
@@ -167,7 +167,7 @@ def check_numbers(
 
 
 def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """One of the strings ``choices``.
+    """One of the strings `choices`.
 
     >>> check_choice("solver", "simplex", ("highs", "enumerate"))
     Traceback (most recent call last):
@@ -180,8 +180,8 @@ def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
 
 
 def check_fraction(name: str, value: Any, low: float = 0.0) -> float:
-    """``value`` as a ``float`` strictly between ``low`` and 1 (a probability, a quantile, a confidence δ);
-    else ValueError naming ``name`` and the range.
+    """`value` as a `float` strictly between `low` and 1 (a probability, a quantile, a confidence δ);
+    else ValueError naming `name` and the range.
 
     >>> check_fraction("quantile", 0.9)
     0.9
@@ -202,7 +202,7 @@ def check_fraction(name: str, value: Any, low: float = 0.0) -> float:
 
 
 def check_delta(delta: Any) -> float:
-    """A confidence parameter δ ∈ (0, 1), as a ``float`` (:func:`check_fraction` named ``delta``).
+    """A confidence parameter δ ∈ (0, 1), as a `float` (:func:`check_fraction` named `delta`).
 
     >>> check_delta(0.05)
     0.05

@@ -2,9 +2,9 @@
 
 Every policy takes its radius from here and its docstring cites which one. Conventions:
 
-* ``σ`` is a sub-Gaussian scale. Rewards bounded in ``[a, b]`` are ``(b − a)/2``-sub-Gaussian
-  (Hoeffding's lemma), so a bounded-reward radius is the sub-Gaussian radius with that ``σ``.
-* A radius of ``n = 0`` samples is ``+inf`` (an unpulled arm is unconstrained).
+* `σ` is a sub-Gaussian scale. Rewards bounded in `[a, b]` are `(b − a)/2`-sub-Gaussian
+  (Hoeffding's lemma), so a bounded-reward radius is the sub-Gaussian radius with that `σ`.
+* A radius of `n = 0` samples is `+inf` (an unpulled arm is unconstrained).
 * All functions are vectorised over numpy arrays and return float64 arrays (or numpy scalars).
 * Logs are natural logs.
 
@@ -13,27 +13,27 @@ Radii implemented (each exactly as printed in its paper, constants included):
 =========================== ====================================================== ==========================
 function                    formula                                                source
 =========================== ====================================================== ==========================
-``subgaussian_radius``      ``σ √(2 log(1/δ) / n)``                                Chernoff, fixed n
-``hoeffding_radius``        ``(b − a) √(log(1/δ) / (2n))``                         Hoeffding, fixed n
-``anytime_radius``          ``√(2σ² log(4 t² / δ) / t)``  (``B(t, δ)``)            Poiani et al. 2022 §2.1
-``lil_radius``              ``√(2σ² (log log T + log(1/δ)) / n)``                  Poiani et al. 2024 code
-``wang_beta``               ``2σ √(log(L t⁴ / δ) / n)``  (σ=½ gives Eq. 4's β)     Wang et al. 2023 Eq. 4
-``lucb1_beta``              ``σ √(2 log(k₁ K t⁴ / δ) / u)`` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
-``ucb1_bonus``              ``2σ √(2 log t / n)``  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
-``psi_ucb_width``           ``ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)``               Kandasamy et al. 2016 Eq. 3
-``glr_threshold``           ``log(K/δ) + M log(1 + log t)`` (GLR stopping, "practical") Poiani et al. 2024 (code)
+`subgaussian_radius`      `σ √(2 log(1/δ) / n)`                                Chernoff, fixed n
+`hoeffding_radius`        `(b − a) √(log(1/δ) / (2n))`                         Hoeffding, fixed n
+`anytime_radius`          `√(2σ² log(4 t² / δ) / t)`  (`B(t, δ)`)            Poiani et al. 2022 §2.1
+`lil_radius`              `√(2σ² (log log T + log(1/δ)) / n)`                  Poiani et al. 2024 code
+`wang_beta`               `2σ √(log(L t⁴ / δ) / n)`  (σ=½ gives Eq. 4's β)     Wang et al. 2023 Eq. 4
+`lucb1_beta`              `σ √(2 log(k₁ K t⁴ / δ) / u)` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
+`ucb1_bonus`              `2σ √(2 log t / n)`  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
+`psi_ucb_width`           `ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)`               Kandasamy et al. 2016 Eq. 3
+`glr_threshold`           `log(K/δ) + M log(1 + log t)` (GLR stopping, "practical") Poiani et al. 2024 (code)
 =========================== ====================================================== ==========================
 
-Kandasamy et al. (2016) write concentration as ``P(X̄_s − µ > ε) < ν exp(−s ψ(ε))`` (their Eq. 2).
-For σ-sub-Gaussian rewards ``ψ(ε) = ε²/(2σ²)`` (:func:`psi`, inverse :func:`psi_inv`); rewards in
-``[0, 1]`` (Bernoulli) are ½-sub-Gaussian, which gives Hoeffding's ``ψ(ε) = 2ε²``. ``ψ⁻¹(ρ log t/s)`` is
-then the UCB width of MF-UCB (``ρ = 4`` is UCB1's bonus), and :func:`mfucb_gamma` the fidelity-switching
+Kandasamy et al. (2016) write concentration as `P(X̄_s − µ > ε) < ν exp(−s ψ(ε))` (their Eq. 2).
+For σ-sub-Gaussian rewards `ψ(ε) = ε²/(2σ²)` (:func:`psi`, inverse :func:`psi_inv`); rewards in
+`[0, 1]` (Bernoulli) are ½-sub-Gaussian, which gives Hoeffding's `ψ(ε) = 2ε²`. `ψ⁻¹(ρ log t/s)` is
+then the UCB width of MF-UCB (`ρ = 4` is UCB1's bonus), and :func:`mfucb_gamma` the fidelity-switching
 thresholds of their Eq. 4.
 
-``anytime_radius(t, δ)`` holds simultaneously for all ``t ≥ 1`` with probability ``≥ 1 − δ`` (a union
-bound with ``Σ_t δ/(2t²) ≤ δ``, two-sided), which is how IISE and successive elimination use it.
-``wang_beta`` keeps the factor-2 slack in the exponent of Wang et al. (2023; their proofs bound the tail
-by ``exp(−nβ²)`` for [0, 1] rewards, where Hoeffding allows ``exp(−2nβ²)``): do not "fix" it, the paper's
+`anytime_radius(t, δ)` holds simultaneously for all `t ≥ 1` with probability `≥ 1 − δ` (a union
+bound with `Σ_t δ/(2t²) ≤ δ`, two-sided), which is how IISE and successive elimination use it.
+`wang_beta` keeps the factor-2 slack in the exponent of Wang et al. (2023; their proofs bound the tail
+by `exp(−nβ²)` for [0, 1] rewards, where Hoeffding allows `exp(−2nβ²)`): do not "fix" it, the paper's
 numbers depend on it.
 """
 
@@ -116,9 +116,9 @@ def _safe_sqrt_ratio(num: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def subgaussian_radius(n: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
-    """One-sided radius ``σ √(2 log(1/δ)/n)`` for the mean of ``n`` σ-sub-Gaussian samples.
+    """One-sided radius `σ √(2 log(1/δ)/n)` for the mean of `n` σ-sub-Gaussian samples.
 
-    ``P(µ̂ − µ ≥ radius) ≤ δ`` for a fixed ``n``.
+    `P(µ̂ − µ ≥ radius) ≤ δ` for a fixed `n`.
 
     >>> float(subgaussian_radius(8, 0.05, 1.0))  # doctest: +ELLIPSIS
     0.865...
@@ -130,9 +130,9 @@ def subgaussian_radius(n: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.n
 
 
 def hoeffding_radius(n: ArrayLike, delta: ArrayLike, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    """One-sided Hoeffding radius ``(b − a) √(log(1/δ)/(2n))`` for rewards in ``[a, b]``.
+    """One-sided Hoeffding radius `(b − a) √(log(1/δ)/(2n))` for rewards in `[a, b]`.
 
-    Identical to :func:`subgaussian_radius` with ``σ = (b − a)/2``.
+    Identical to :func:`subgaussian_radius` with `σ = (b − a)/2`.
 
     >>> float(hoeffding_radius(50, 0.1))  # doctest: +ELLIPSIS
     0.151...
@@ -143,10 +143,10 @@ def hoeffding_radius(n: ArrayLike, delta: ArrayLike, low: float = 0.0, high: flo
 
 
 def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
-    """Poiani et al. (2022) §2.1: ``B(t, δ) = √(2σ² log(4t²/δ) / t)``.
+    """Poiani et al. (2022) §2.1: `B(t, δ) = √(2σ² log(4t²/δ) / t)`.
 
-    Valid for all ``t ≥ 1`` at once with probability ``≥ 1 − δ`` (union bound over ``t``).
-    IISE calls it with ``δ/(KM)``, successive elimination with ``δ/K``.
+    Valid for all `t ≥ 1` at once with probability `≥ 1 − δ` (union bound over `t`).
+    IISE calls it with `δ/(KM)`, successive elimination with `δ/K`.
 
     >>> float(anytime_radius(100, 0.001, 1.0))  # doctest: +ELLIPSIS
     0.591...
@@ -163,15 +163,15 @@ def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarr
 
 
 def lil_radius(n: ArrayLike, total: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarray:
-    """The *practical* elimination radius ``√(2σ² (log log T + log(1/δ)) / n)`` of the IISE baseline in the
-    code of Poiani et al. (2024, ``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``).
+    """The *practical* elimination radius `√(2σ² (log log T + log(1/δ)) / n)` of the IISE baseline in the
+    code of Poiani et al. (2024, `riccardopoiani/adv-mf-bai`, `IISE.compute_ci`).
 
-    ``n`` is the number of samples behind the mean, ``T`` the total number of pulls made so far (all arms,
-    all fidelities) and ``δ`` the per-(arm, fidelity) confidence (IISE passes ``δ/(KM)``). It is a
+    `n` is the number of samples behind the mean, `T` the total number of pulls made so far (all arms,
+    all fidelities) and `δ` the per-(arm, fidelity) confidence (IISE passes `δ/(KM)`). It is a
     law-of-the-iterated-logarithm *heuristic*: unlike :func:`anytime_radius` it carries no proof of
-    validity for all ``n`` at once, so a policy using it is not covered by its paper's δ-correctness
-    theorem. ``log log T`` is taken as 0 for ``T < e`` (the code's value is negative at ``T = 2`` and
-    undefined at ``T = 1``; both policies here evaluate it only after a full round, ``T ≥ K ≥ 2``).
+    validity for all `n` at once, so a policy using it is not covered by its paper's δ-correctness
+    theorem. `log log T` is taken as 0 for `T < e` (the code's value is negative at `T = 2` and
+    undefined at `T = 1`; both policies here evaluate it only after a full round, `T ≥ K ≥ 2`).
 
     >>> float(lil_radius(100, 500, 0.01 / 20, 0.1))  # doctest: +ELLIPSIS
     0.0434...
@@ -187,10 +187,10 @@ def lil_radius(n: ArrayLike, total: ArrayLike, delta: ArrayLike, sigma: ArrayLik
 
 
 def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> np.ndarray:
-    """Wang et al. (2023) Eq. 4: ``β(n, t, δ) = √(log(L t⁴ / δ) / n)`` for rewards in [0, 1].
+    """Wang et al. (2023) Eq. 4: `β(n, t, δ) = √(log(L t⁴ / δ) / n)` for rewards in [0, 1].
 
-    Generalised to σ-sub-Gaussian rewards as ``2σ √(log(L t⁴/δ)/n)``; ``σ = 1/2`` (rewards in [0, 1])
-    gives the paper's formula exactly. ``L ≥ 4KM`` is what Theorem 3.4 needs; ``t`` is the LUCB round.
+    Generalised to σ-sub-Gaussian rewards as `2σ √(log(L t⁴/δ)/n)`; `σ = 1/2` (rewards in [0, 1])
+    gives the paper's formula exactly. `L ≥ 4KM` is what Theorem 3.4 needs; `t` is the LUCB round.
 
     >>> float(wang_beta(10, 1, 0.1, L=4 * 5 * 3))  # doctest: +ELLIPSIS
     0.799...
@@ -202,7 +202,7 @@ def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLi
 
 
 def wang_beta_numerator(t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> Any:
-    """``4σ² log(L t⁴/δ)``: :func:`wang_beta` is ``√(this / n)`` (for array ``n``, computed exactly so), which
+    """`4σ² log(L t⁴/δ)`: :func:`wang_beta` is `√(this / n)` (for array `n`, computed exactly so), which
     lets a policy evaluate the radius of single cells without a numpy call per cell.
 
     >>> import math
@@ -221,10 +221,10 @@ def wang_beta_numerator(t: ArrayLike, delta: float, L: float, sigma: ArrayLike =
 def lucb1_beta(
     u: ArrayLike, t: ArrayLike, delta: float, n_arms: int, sigma: ArrayLike = 0.5, k1: float = 1.25
 ) -> np.ndarray:
-    """Kalyanakrishnan et al. (2012), LUCB1: ``β(u, t) = √( log(k₁ K t⁴/δ) / (2u) )`` for [0, 1] rewards.
+    """Kalyanakrishnan et al. (2012), LUCB1: `β(u, t) = √( log(k₁ K t⁴/δ) / (2u) )` for [0, 1] rewards.
 
-    Generalised to σ-sub-Gaussian rewards as ``σ √(2 log(k₁ K t⁴/δ) / u)`` (σ = 1/2 recovers the paper),
-    with ``k₁ = 5/4`` as in the paper's Theorem 6.
+    Generalised to σ-sub-Gaussian rewards as `σ √(2 log(k₁ K t⁴/δ) / u)` (σ = 1/2 recovers the paper),
+    with `k₁ = 5/4` as in the paper's Theorem 6.
 
     >>> float(lucb1_beta(4, 2, 0.1, n_arms=10))  # doctest: +ELLIPSIS
     0.974...
@@ -234,7 +234,7 @@ def lucb1_beta(
 
 
 def lucb1_beta_numerator(t: ArrayLike, delta: float, n_arms: int, sigma: ArrayLike = 0.5, k1: float = 1.25) -> Any:
-    """``2σ² log(k₁ K t⁴/δ)``: :func:`lucb1_beta` is ``√(this / u)``, computed exactly so.
+    """`2σ² log(k₁ K t⁴/δ)`: :func:`lucb1_beta` is `√(this / u)`, computed exactly so.
 
     >>> import math
     >>> num = lucb1_beta_numerator(2, 0.1, n_arms=10)
@@ -250,9 +250,9 @@ def lucb1_beta_numerator(t: ArrayLike, delta: float, n_arms: int, sigma: ArrayLi
 
 
 def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
-    """Auer, Cesa-Bianchi, Fischer (2002), UCB1: ``√(2 log t / n)`` for [0, 1] rewards.
+    """Auer, Cesa-Bianchi, Fischer (2002), UCB1: `√(2 log t / n)` for [0, 1] rewards.
 
-    Generalised as ``2σ √(2 log t / n)`` (σ = 1/2 recovers the paper). ``t`` is the total number of pulls
+    Generalised as `2σ √(2 log t / n)` (σ = 1/2 recovers the paper). `t` is the total number of pulls
     so far (at least 1).
 
     >>> float(ucb1_bonus(5, 100))  # doctest: +ELLIPSIS
@@ -268,10 +268,10 @@ def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray
 
 
 def psi(eps: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
-    """Kandasamy et al. (2016) Eq. 2 for σ-sub-Gaussian rewards: ``ψ(ε) = ε² / (2σ²)``.
+    """Kandasamy et al. (2016) Eq. 2 for σ-sub-Gaussian rewards: `ψ(ε) = ε² / (2σ²)`.
 
     Gaussian rewards with standard deviation σ use that σ; rewards in [0, 1] (Bernoulli) use σ = ½, i.e.
-    Hoeffding's ``ψ(ε) = 2ε²`` (the paper's lower-bound proof).
+    Hoeffding's `ψ(ε) = 2ε²` (the paper's lower-bound proof).
 
     >>> round(float(psi(0.1, sigma=0.5)), 12), round(float(psi(0.1, sigma=1.0)), 12)
     (0.02, 0.005)
@@ -284,7 +284,7 @@ def psi(eps: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
 
 
 def psi_inv(y: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
-    """Inverse of :func:`psi`: ``ψ⁻¹(y) = σ √(2y)`` (``+inf`` maps to ``+inf``).
+    """Inverse of :func:`psi`: `ψ⁻¹(y) = σ √(2y)` (`+inf` maps to `+inf`).
 
     >>> float(psi_inv(psi(0.3, 0.2), 0.2))  # doctest: +ELLIPSIS
     0.3...
@@ -297,10 +297,10 @@ def psi_inv(y: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
 
 
 def psi_ucb_width(n: ArrayLike, t: ArrayLike, rho: float, sigma: ArrayLike = 0.5) -> np.ndarray:
-    """Kandasamy et al. (2016) Eq. 3: the UCB width ``ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)`` of ``n`` samples
-    at round ``t`` (``+inf`` for ``n = 0``; ``log t`` taken as 0 for ``t ≤ 1``).
+    """Kandasamy et al. (2016) Eq. 3: the UCB width `ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)` of `n` samples
+    at round `t` (`+inf` for `n = 0`; `log t` taken as 0 for `t ≤ 1`).
 
-    ``ρ = 4`` gives UCB1's bonus :func:`ucb1_bonus`; MF-UCB's experiments use ``ρ = 2``.
+    `ρ = 4` gives UCB1's bonus :func:`ucb1_bonus`; MF-UCB's experiments use `ρ = 2`.
 
     >>> float(psi_ucb_width(5, 100, rho=4.0)) == float(ucb1_bonus(5, 100))
     True
@@ -318,11 +318,11 @@ def psi_ucb_width(n: ArrayLike, t: ArrayLike, rho: float, sigma: ArrayLike = 0.5
 
 def mfucb_gamma(costs: ArrayLike, zeta: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
     """Kandasamy et al. (2016) Eq. 4, the fidelity-switching thresholds of MF-UCB:
-    ``γ(m) = ψ⁻¹( (λ(m)/λ(m+1)) ψ(ζ(m)) )`` for ``m < M``.
+    `γ(m) = ψ⁻¹( (λ(m)/λ(m+1)) ψ(ζ(m)) )` for `m < M`.
 
-    Returns ``M − 1`` values. For the quadratic ψ of sub-Gaussian rewards this is
-    ``√(λ(m)/λ(m+1)) ζ(m)`` whatever σ (σ cancels in Eq. 4). Worked example: ``λ = (1, 10)``,
-    ``ζ = (0.2, 0)`` gives ``γ(1) = 0.0632456``.
+    Returns `M − 1` values. For the quadratic ψ of sub-Gaussian rewards this is
+    `√(λ(m)/λ(m+1)) ζ(m)` whatever σ (σ cancels in Eq. 4). Worked example: `λ = (1, 10)`,
+    `ζ = (0.2, 0)` gives `γ(1) = 0.0632456`.
 
     >>> np.round(mfucb_gamma([1, 10], [0.2, 0.0], sigma=1.0), 7).tolist()
     [0.0632456]
@@ -344,20 +344,20 @@ _GLR_KINDS = ("practical", "theory")
 
 
 def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1, kind: str = "practical") -> Any:
-    """Stopping threshold ``β(t, δ)`` of the multi-fidelity GLR test of MF-GRAD (Poiani et al. 2024).
+    """Stopping threshold `β(t, δ)` of the multi-fidelity GLR test of MF-GRAD (Poiani et al. 2024).
 
-    ``t`` is the number of samples in the statistic (at least 1), ``K = n_arms``, ``M = n_fidelities``;
-    natural logs. The forms are those of the authors' released code (``riccardopoiani/adv-mf-bai``,
-    ``algorithms/gradient.py``); the paper's own statement could not be checked:
+    `t` is the number of samples in the statistic (at least 1), `K = n_arms`, `M = n_fidelities`;
+    natural logs. The forms are those of the authors' released code (`riccardopoiani/adv-mf-bai`,
+    `algorithms/gradient.py`); the paper's own statement could not be checked:
 
-    * ``"practical"`` (every experiment of the paper): ``log(K/δ) + M log(1 + log t)``. Not covered by
+    * `"practical"` (every experiment of the paper): `log(K/δ) + M log(1 + log t)`. Not covered by
       the theory (a heuristic calibration, as in the Track-and-Stop literature).
-    * ``"theory"`` (the code's commented-out form): ``log(K/δ) + 2M log(1 + log(K/δ)) + 12M log(3 + log t)
-      + 2M``: a union over the K − 1 wrong answers of a deviation bound on the 2M coordinates of two arms
+    * `"theory"` (the code's commented-out form): `log(K/δ) + 2M log(1 + log(K/δ)) + 12M log(3 + log t)
+      + 2M`: a union over the K − 1 wrong answers of a deviation bound on the 2M coordinates of two arms
       (Kaufmann–Koolen-style mixture martingales).
 
-    With ``M = 1`` these are the single-fidelity thresholds of GRAD (the authors' GRAD comment has a
-    variant with ``log(4 log(1/δ) + 1)``; we use the multi-fidelity form with ``M = 1`` throughout).
+    With `M = 1` these are the single-fidelity thresholds of GRAD (the authors' GRAD comment has a
+    variant with `log(4 log(1/δ) + 1)`; we use the multi-fidelity form with `M = 1` throughout).
 
     >>> round(float(glr_threshold(400, 0.01, n_arms=4, n_fidelities=5)), 3)
     15.715
@@ -390,7 +390,7 @@ def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1
 
 # ---------------------------------------------------------------------------------------------- KL
 def gaussian_kl(mu: ArrayLike, lam: ArrayLike, sigma: ArrayLike) -> np.ndarray:
-    """``KL(N(µ, σ²), N(λ, σ²)) = (µ − λ)² / (2σ²)``.
+    """`KL(N(µ, σ²), N(λ, σ²)) = (µ − λ)² / (2σ²)`.
 
     >>> float(gaussian_kl(0.0, 1.0, 1.0))
     0.5
@@ -405,10 +405,10 @@ _BERN_EPS = 1e-15
 
 
 def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> np.ndarray:
-    """``kl(p, q) = p log(p/q) + (1−p) log((1−p)/(1−q))`` for Bernoulli means.
+    """`kl(p, q) = p log(p/q) + (1−p) log((1−p)/(1−q))` for Bernoulli means.
 
-    ``p`` and ``q`` must lie in ``[0, 1]`` (ValueError otherwise). The limits at the boundary follow
-    the convention ``0 log 0 = 0``; ``kl(p, q)`` is ``+inf`` when ``q ∈ {0, 1}`` and ``q ≠ p``.
+    `p` and `q` must lie in `[0, 1]` (ValueError otherwise). The limits at the boundary follow
+    the convention `0 log 0 = 0`; `kl(p, q)` is `+inf` when `q ∈ {0, 1}` and `q ≠ p`.
 
     >>> round(float(bernoulli_kl(0.5, 0.25)), 6)
     0.143841
@@ -426,7 +426,7 @@ def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> np.ndarray:
 
 
 def kl_divergence(kind: str, mu: ArrayLike, lam: ArrayLike, sigma: ArrayLike | None = None) -> np.ndarray:
-    """KL between two members of one family: ``kind`` is ``"gaussian"`` (needs ``sigma``) or ``"bernoulli"``.
+    """KL between two members of one family: `kind` is `"gaussian"` (needs `sigma`) or `"bernoulli"`.
 
     >>> float(kl_divergence("gaussian", 0.0, 2.0, sigma=2.0))
     0.5

@@ -1,9 +1,9 @@
 """The fidelity ladder: costs λ(m), bias bounds ζ(m) and optional resources.
 
-Notation follows Wang et al. (2023) §1.1 and Poiani et al. (2022) §2: fidelity ``m`` (0-based here,
-``0 .. M-1``; the papers count ``1 .. M``) costs ``λ(m)`` per pull and its mean is at most ``ζ(m)``
-away from the full-fidelity mean, ``|µ_k^(m) − µ_k^(M)| ≤ ζ(m)``, with ``ζ(M) = 0``. Poiani et al.
-call the same objects ``λ_m`` and ``ξ_m``.
+Notation follows Wang et al. (2023) §1.1 and Poiani et al. (2022) §2: fidelity `m` (0-based here,
+`0 .. M-1`; the papers count `1 .. M`) costs `λ(m)` per pull and its mean is at most `ζ(m)`
+away from the full-fidelity mean, `|µ_k^(m) − µ_k^(M)| ≤ ζ(m)`, with `ζ(M) = 0`. Poiani et al.
+call the same objects `λ_m` and `ξ_m`.
 
 Rules enforced when a ladder is built (a violation raises :class:`ValueError` naming the value and the
 rule):
@@ -11,11 +11,11 @@ rule):
 * costs are finite, strictly positive and strictly increasing. Wang et al. allow equal costs, Poiani et
   al. require strict increase; a fidelity that costs as much as the next one is dominated (Poiani et
   al., footnote 1) and must be removed, so we require strict increase;
-* ``ζ(m)`` is finite and non-negative, and ``ζ(M) = 0`` (the last fidelity defines the target);
-* the optional order-aware bias spread ``γ(m)`` (Poiani et al. 2022 §5, used by IISE-γ and MF-UCB-style
-  policies) is finite, non-negative, with ``γ(M) = 0``;
+* `ζ(m)` is finite and non-negative, and `ζ(M) = 0` (the last fidelity defines the target);
+* the optional order-aware bias spread `γ(m)` (Poiani et al. 2022 §5, used by IISE-γ and MF-UCB-style
+  policies) is finite, non-negative, with `γ(M) = 0`;
 * the optional resources (e.g. epochs 1, 3, 9, 27, 81) are finite, positive and strictly increasing;
-* all sequences have the same length ``M ≥ 1``.
+* all sequences have the same length `M ≥ 1`.
 
 ζ need not be monotone (Wang et al. do not assume it); :attr:`FidelityLadder.is_zeta_monotone` reports it.
 """
@@ -44,18 +44,18 @@ def _as_float_tuple(name: str, values: Iterable[Any]) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class FidelityLadder:
-    """M fidelity levels with their costs ``λ(m)``, bias bounds ``ζ(m)`` and optional extras.
+    """M fidelity levels with their costs `λ(m)`, bias bounds `ζ(m)` and optional extras.
 
     Args:
-        costs: ``λ(1) < … < λ(M)``, strictly positive and strictly increasing.
-        zeta: bias bounds ``ζ(m) ≥ 0`` with ``ζ(M) = 0``. Defaults to all zeros except that this is
-            only allowed for ``M = 1`` (a multi-fidelity ladder without biases is almost always a
+        costs: `λ(1) < … < λ(M)`, strictly positive and strictly increasing.
+        zeta: bias bounds `ζ(m) ≥ 0` with `ζ(M) = 0`. Defaults to all zeros except that this is
+            only allowed for `M = 1` (a multi-fidelity ladder without biases is almost always a
             mistake; pass zeros explicitly if you mean it).
-        gamma: optional order-aware bias spread ``γ(m) = max_{i,j} |ξ_{i,m} − ξ_{j,m}|`` (or an upper
-            bound ``φ(m) ≥ γ(m)``), ``γ(M) = 0``; used by IISE-γ (Poiani et al. 2022, §5).
-        resources: optional resource per level (e.g. epochs ``1, 3, 9, 27, 81``) that adapters map to
+        gamma: optional order-aware bias spread `γ(m) = max_{i,j} |ξ_{i,m} − ξ_{j,m}|` (or an upper
+            bound `φ(m) ≥ γ(m)`), `γ(M) = 0`; used by IISE-γ (Poiani et al. 2022, §5).
+        resources: optional resource per level (e.g. epochs `1, 3, 9, 27, 81`) that adapters map to
             training steps; strictly increasing and positive.
-        names: optional labels for display (e.g. ``"3 epochs"``).
+        names: optional labels for display (e.g. `"3 epochs"`).
 
     Example:
         >>> ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
@@ -163,16 +163,16 @@ class FidelityLadder:
 
     @property
     def top(self) -> int:
-        """Index of the highest fidelity, ``M − 1``."""
+        """Index of the highest fidelity, `M − 1`."""
         return len(self.costs) - 1
 
     def cost(self, m: int) -> float:
-        """Cost ``λ(m)`` of one pull at fidelity ``m`` (0-based)."""
+        """Cost `λ(m)` of one pull at fidelity `m` (0-based)."""
         return self.costs[self.check_index(m)]
 
     def check_index(self, m: int) -> int:
-        """``m`` as a plain ``int`` when it is a fidelity index of this ladder (``0 .. M − 1``); otherwise a
-        ``ValueError`` naming the accepted range.
+        """`m` as a plain `int` when it is a fidelity index of this ladder (`0 .. M − 1`); otherwise a
+        `ValueError` naming the accepted range.
 
         >>> lad = FidelityLadder([1, 3, 9], zeta=[0.2, 0.1, 0.0])
         >>> lad.check_index(2)
@@ -208,10 +208,10 @@ class FidelityLadder:
         return all(self.zeta[i] >= self.zeta[i + 1] for i in range(self.M - 1))
 
     def incremental_cost(self, m: int, from_m: int | None) -> float:
-        """Cost of reaching fidelity ``m`` from ``from_m`` in a resumable run: ``λ(m) − λ(from_m)``.
+        """Cost of reaching fidelity `m` from `from_m` in a resumable run: `λ(m) − λ(from_m)`.
 
-        ``from_m=None`` means starting a fresh run (cost ``λ(m)``). Used by the *resumable runs*
-        observation semantics (``semantics="resumable"`` of :func:`mf_sched.sim.simulate.run_policy`), where an arm is a
+        `from_m=None` means starting a fresh run (cost `λ(m)`). Used by the *resumable runs*
+        observation semantics (`semantics="resumable"` of :func:`mf_sched.sim.simulate.run_policy`), where an arm is a
         training run advancing through fidelities.
 
         >>> FidelityLadder([1, 3, 9], [0.2, 0.1, 0]).incremental_cost(2, from_m=0)

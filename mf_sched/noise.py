@@ -2,10 +2,10 @@
 
 Two models:
 
-* :class:`Bounded` — rewards in ``[low, high]``. By Hoeffding's lemma such a reward is sub-Gaussian with
-  scale ``σ = (high − low) / 2``, which is how every radius in :mod:`mf_sched.confidence` treats it.
+* :class:`Bounded` — rewards in `[low, high]`. By Hoeffding's lemma such a reward is sub-Gaussian with
+  scale `σ = (high − low) / 2`, which is how every radius in :mod:`mf_sched.confidence` treats it.
   Values outside the range are rejected by :meth:`NoiseModel.validate` (never silently clipped).
-* :class:`SubGaussian` — ``σ``-sub-Gaussian rewards (Poiani et al. 2022 §2; Kandasamy et al. 2016 §2).
+* :class:`SubGaussian` — `σ`-sub-Gaussian rewards (Poiani et al. 2022 §2; Kandasamy et al. 2016 §2).
 
 The *simulated* distributions of an instance (Gaussian, Bernoulli, truncated Gaussian) live in
 :mod:`mf_sched.sim.instance`; an instance tells which :class:`NoiseModel` its policies should assume.
@@ -27,7 +27,7 @@ _NOT_NUMBERS = (bool, np.bool_, str, bytes, bytearray)
 
 
 def as_real(value: Any, name: str = "value") -> float:
-    """``value`` as a float if it is a real number (not a bool, a string, a complex or an array).
+    """`value` as a float if it is a real number (not a bool, a string, a complex or an array).
 
     >>> as_real(np.float32(0.5)), as_real(3)
     (0.5, 3.0)
@@ -48,7 +48,7 @@ def as_real(value: Any, name: str = "value") -> float:
 
 
 def as_real_array(values: Any, name: str = "values") -> np.ndarray:
-    """``values`` as a float64 array if every element is a real number (no bools, strings, None).
+    """`values` as a float64 array if every element is a real number (no bools, strings, None).
 
     >>> as_real_array([1, 0.5]).tolist()
     [1.0, 0.5]
@@ -90,7 +90,7 @@ class NoiseModel:
     sigma: float
 
     def validate(self, value: float, *, name: str = "value") -> float:
-        """Return ``value`` as a float, or raise ValueError if it is not a finite real number (strings and
+        """Return `value` as a float, or raise ValueError if it is not a finite real number (strings and
         booleans are refused) or out of range."""
         v = as_real(value, name)
         if not math.isfinite(v):
@@ -111,7 +111,7 @@ class NoiseModel:
 
 @dataclass(frozen=True)
 class SubGaussian(NoiseModel):
-    """σ-sub-Gaussian observations: ``E exp(s(X − µ)) ≤ exp(s²σ²/2)``.
+    """σ-sub-Gaussian observations: `E exp(s(X − µ)) ≤ exp(s²σ²/2)`.
 
     >>> SubGaussian(0.5).sigma
     0.5
@@ -132,7 +132,7 @@ class SubGaussian(NoiseModel):
 
 @dataclass(frozen=True)
 class Bounded(NoiseModel):
-    """Rewards bounded in ``[low, high]`` (Hoeffding); sub-Gaussian with ``σ = (high − low)/2``.
+    """Rewards bounded in `[low, high]` (Hoeffding); sub-Gaussian with `σ = (high − low)/2`.
 
     Out-of-range observations are an error, not clipped:
 
@@ -185,8 +185,8 @@ class Bounded(NoiseModel):
 
 
 def noise_from_dict(d: Mapping[str, Any] | NoiseModel) -> NoiseModel:
-    """Build a :class:`NoiseModel` from ``{"kind": "subgaussian", "sigma": s}`` or
-    ``{"kind": "bounded", "low": a, "high": b}`` (or return a model unchanged).
+    """Build a :class:`NoiseModel` from `{"kind": "subgaussian", "sigma": s}` or
+    `{"kind": "bounded", "low": a, "high": b}` (or return a model unchanged).
 
     >>> noise_from_dict({"kind": "bounded", "low": 0, "high": 1})
     Bounded(low=0.0, high=1.0)

@@ -2,7 +2,7 @@
 
 A *policy* decides which arm to pull at which fidelity. Its surface is small, so one adapter serves all:
 
-* :meth:`Policy.ask` returns the next :class:`Pull` ``(id, arm, fidelity)``, or ``None`` while it must
+* :meth:`Policy.ask` returns the next :class:`Pull` `(id, arm, fidelity)`, or `None` while it must
   wait for results already handed out (or when it is done). :meth:`Policy.ask_batch` hands out
   several at once (parallel workers).
 * :meth:`Policy.tell` records one observation for an outstanding pull; results may come back in any
@@ -23,21 +23,21 @@ Invariants (tested):
 * deterministic given the seed and the sequence of calls;
 * a tell for an unknown pull, a duplicate tell or a non-finite value raises :class:`PolicyError`
   and leaves the policy unchanged (a batch is all-or-nothing);
-* the ``budget`` (a cost cap, in units of λ) is never exceeded by pulls the policy issues: when the
+* the `budget` (a cost cap, in units of λ) is never exceeded by pulls the policy issues: when the
   next pull would exceed it, the policy stops issuing and, once its outstanding pulls are told, is
-  done with ``recommendation().reason == "budget"``.
+  done with `recommendation().reason == "budget"`.
 
-Cost accounting follows the papers' *independent pulls* model: every pull of fidelity ``m`` costs
-``λ(m)`` when it is told. A given-back pull costs nothing here (the simulator may charge it). The
-*resumable runs* semantics (an arm is a training run; reaching ``m`` from ``m'`` costs
-``λ(m) − λ(m')``) is accounted by the runner and the adapters, see :mod:`mf_sched.sim.simulate`.
+Cost accounting follows the papers' *independent pulls* model: every pull of fidelity `m` costs
+`λ(m)` when it is told. A given-back pull costs nothing here (the simulator may charge it). The
+*resumable runs* semantics (an arm is a training run; reaching `m` from `m'` costs
+`λ(m) − λ(m')`) is accounted by the runner and the adapters, see :mod:`mf_sched.sim.simulate`.
 
 Writing a policy: subclass :class:`Policy` (or :class:`RoundPolicy` for the common "hand out a round
-of pulls, wait for all, decide" shape), implement ``_propose`` / ``_on_issue`` / ``_observe`` /
-``_is_done`` / ``_recommend``, list your state attributes in ``_state_attrs`` and call
+of pulls, wait for all, decide" shape), implement `_propose` / `_on_issue` / `_observe` /
+`_is_done` / `_recommend`, list your state attributes in `_state_attrs` and call
 :meth:`Policy._set_config` with your constructor arguments. A constructor lists only its own arguments
-and ends in ``**kwargs`` passed on to ``super().__init__``: the base's arguments (``noise``, ``budget``,
-``seed``, ...) then show in its signature as well (:func:`inherit_base_arguments`), which is what
+and ends in `**kwargs` passed on to `super().__init__`: the base's arguments (`noise`, `budget`,
+`seed`, ...) then show in its signature as well (:func:`inherit_base_arguments`), which is what
 :func:`mf_sched.registry.build_policy` and the CLI read. Answers come from :meth:`Policy._answer`;
 arguments are checked with :mod:`mf_sched._validate`.
 """
@@ -102,13 +102,13 @@ class InvalidValueError(PolicyError):
 
 
 class ReplayMismatchError(PolicyError):
-    """A replayed ``ask`` produced another pull than the recorded one."""
+    """A replayed `ask` produced another pull than the recorded one."""
 
 
 @dataclass(frozen=True, slots=True)
 class Pull:
-    """One evaluation handed out by a policy: pull ``arm`` at ``fidelity`` (0-based; ``M − 1`` is the
-    highest). ``id`` is unique within a policy and identifies the pull in :meth:`Policy.tell`."""
+    """One evaluation handed out by a policy: pull `arm` at `fidelity` (0-based; `M − 1` is the
+    highest). `id` is unique within a policy and identifies the pull in :meth:`Policy.tell`."""
 
     id: int
     arm: int
@@ -120,13 +120,13 @@ class Recommendation:
     """What a policy answers.
 
     Attributes:
-        arm: the recommended arm, or ``None`` when there is nothing to recommend (no data yet, or an
+        arm: the recommended arm, or `None` when there is nothing to recommend (no data yet, or an
             infeasible constrained problem).
-        certified: ``True`` only when the policy's stopping rule fired, i.e. the answer carries the
-            policy's guarantee (e.g. correct with probability ``≥ 1 − δ``).
-        reason: why the policy stands where it is: ``"identified"`` (stopping rule fired),
-            ``"budget"`` (cost cap reached), ``"finished"`` (a fixed schedule ended), ``"exhausted"``,
-            ``"infeasible"``, or ``"in-progress"``.
+        certified: `True` only when the policy's stopping rule fired, i.e. the answer carries the
+            policy's guarantee (e.g. correct with probability `≥ 1 − δ`).
+        reason: why the policy stands where it is: `"identified"` (stopping rule fired),
+            `"budget"` (cost cap reached), `"finished"` (a fixed schedule ended), `"exhausted"`,
+            `"infeasible"`, or `"in-progress"`.
         cost: cost spent on told pulls (independent-pulls accounting).
         n_pulls: number of told pulls (extras included).
         delta: the confidence parameter, for δ-correct policies.
@@ -160,7 +160,7 @@ class Recommendation:
 
 
 def _state_int(sub: Mapping[str, Any], name: str, low: int, high: int | None = None) -> int:
-    """A saved state's integer field ``name`` in ``low..high`` (:func:`~mf_sched._validate.check_int`), or a
+    """A saved state's integer field `name` in `low..high` (:func:`~mf_sched._validate.check_int`), or a
     StateFormatError."""
     try:
         return check_int(f"state field {name}", sub[name], low, high)
@@ -169,7 +169,7 @@ def _state_int(sub: Mapping[str, Any], name: str, low: int, high: int | None = N
 
 
 def _state_arms(sub: Mapping[str, Any], name: str, n_arms: int) -> None:
-    """A saved state's field ``name`` lists distinct arms in ``0..n_arms − 1`` (a vector), or a StateFormatError."""
+    """A saved state's field `name` lists distinct arms in `0..n_arms − 1` (a vector), or a StateFormatError."""
     arms = sub[name]
     if arms.ndim != 1 or (arms.size and (arms.min() < 0 or arms.max() >= n_arms)):
         raise _serialize.StateFormatError(f"state field {name} must list arms in 0..{n_arms - 1}")
@@ -178,14 +178,14 @@ def _state_arms(sub: Mapping[str, Any], name: str, n_arms: int) -> None:
 
 
 def inherit_base_arguments(cls: type) -> None:
-    """Give ``cls.__init__`` the signature it accepts when it ends in ``**kwargs`` passed to the base's.
+    """Give `cls.__init__` the signature it accepts when it ends in `**kwargs` passed to the base's.
 
-    A subclass constructor ``__init__(self, n_arms, ladder, *, own=..., **kwargs)`` that forwards
-    ``**kwargs`` to ``super().__init__`` accepts every keyword argument of the base constructor too. This
-    sets its ``__signature__`` (what :func:`inspect.signature` reports) to its own arguments followed by
+    A subclass constructor `__init__(self, n_arms, ladder, *, own=..., **kwargs)` that forwards
+    `**kwargs` to `super().__init__` accepts every keyword argument of the base constructor too. This
+    sets its `__signature__` (what :func:`inspect.signature` reports) to its own arguments followed by
     the base's keyword arguments it does not list itself, and adds the base's (resolved) annotations, so
-    that :func:`mf_sched.registry.build_policy`, the CLI and ``help()`` see the full list. A constructor
-    without ``**kwargs`` is left alone. :class:`Policy` calls this for every subclass.
+    that :func:`mf_sched.registry.build_policy`, the CLI and `help()` see the full list. A constructor
+    without `**kwargs` is left alone. :class:`Policy` calls this for every subclass.
 
     >>> class _Demo(RoundPolicy):
     ...     def __init__(self, n_arms: int, ladder: FidelityLadder, *, width: int = 1, **kwargs: Any) -> None:
@@ -223,7 +223,7 @@ class Policy(abc.ABC):
     """Base class of every policy. See the module docstring for the protocol.
 
     Args:
-        n_arms: number of arms ``K ≥ 1`` (arms are ``0 .. K − 1``).
+        n_arms: number of arms `K ≥ 1` (arms are `0 .. K − 1`).
         ladder: the :class:`~mf_sched.ladder.FidelityLadder` (costs, ζ, optional γ and resources).
         noise: what the policy may assume about observations: :class:`~mf_sched.noise.SubGaussian`
             or :class:`~mf_sched.noise.Bounded` (default: rewards in [0, 1]).
@@ -278,7 +278,7 @@ class Policy(abc.ABC):
 
     @classmethod
     def example_params(cls, instance: Any) -> dict[str, Any]:
-        """Extra constructor arguments that make the policy runnable on ``instance`` in the generic
+        """Extra constructor arguments that make the policy runnable on `instance` in the generic
         protocol tests (e.g. prior bounds that EXPLORE-A/B require). Default: none."""
         return {}
 
@@ -344,7 +344,7 @@ class Policy(abc.ABC):
         self._config = dict(kwargs)
 
     def config(self) -> dict[str, Any]:
-        """The constructor arguments, JSON-safe: ``type(p)(**p.config())`` rebuilds an equal policy."""
+        """The constructor arguments, JSON-safe: `type(p)(**p.config())` rebuilds an equal policy."""
         base = {
             "n_arms": self.n_arms,
             "ladder": self.ladder.to_dict(),
@@ -362,7 +362,7 @@ class Policy(abc.ABC):
 
     @property
     def sigma(self) -> float:
-        """Sub-Gaussian scale the policy assumes (``(b − a)/2`` for bounded rewards)."""
+        """Sub-Gaussian scale the policy assumes (`(b − a)/2` for bounded rewards)."""
         return float(self.noise.sigma)
 
     # ----------------------------------------------------------------------------- subclass hooks
@@ -375,7 +375,7 @@ class Policy(abc.ABC):
         """The proposed pull was issued (mark it as pending in the subclass's bookkeeping)."""
 
     def _propose_batch(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """Optional vectorised proposal of up to ``n`` pulls handed out together, without committing.
+        """Optional vectorised proposal of up to `n` pulls handed out together, without committing.
         Return None to fall back to repeated :meth:`_propose`."""
         return None
 
@@ -385,7 +385,7 @@ class Policy(abc.ABC):
 
     @abc.abstractmethod
     def _observe(self, arm: int, fidelity: int, value: float) -> None:
-        """An issued (or claimed) pull came back with ``value`` (validated, finite)."""
+        """An issued (or claimed) pull came back with `value` (validated, finite)."""
 
     def _observe_batch(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
         rows = values.tolist() if values.ndim == 1 else list(values)
@@ -427,10 +427,10 @@ class Policy(abc.ABC):
         """After how many told pulls a fixed-confidence policy that has not stopped warns (once) that it may never
         stop: :class:`NotStoppingWarning`, naming the arguments that make it stop.
 
-        A δ-correct best-arm policy (``se``, ``iise``, ``lucb1``, ``mf-grad``, ...) stops only once it has
+        A δ-correct best-arm policy (`se`, `iise`, `lucb1`, `mf-grad`, ...) stops only once it has
         separated the best arm from every other one; when two arms have the same mean it never can, and the
-        README's ``while not policy.done`` loop would run for ever. Default ``max(100,000, 1,000·K·M)`` pulls;
-        no warning with a ``budget``, an ``epsilon > 0`` or a policy's own finite schedule. Set it to None to
+        README's `while not policy.done` loop would run for ever. Default `max(100,000, 1,000·K·M)` pulls;
+        no warning with a `budget`, an `epsilon > 0` or a policy's own finite schedule. Set it to None to
         silence the warning (the simulators do where they cap the run themselves).
 
         >>> import warnings
@@ -452,8 +452,8 @@ class Policy(abc.ABC):
 
     @property
     def open_ended(self) -> bool:
-        """True when nothing but the policy's stopping rule can end it: no ``budget``, no ``epsilon > 0`` and no
-        finite schedule of its own (``uniform(rounds=...)``). Such a fixed-confidence policy never stops on an
+        """True when nothing but the policy's stopping rule can end it: no `budget`, no `epsilon > 0` and no
+        finite schedule of its own (`uniform(rounds=...)`). Such a fixed-confidence policy never stops on an
         instance whose best arms are tied."""
         eps = getattr(self, "epsilon", None)
         return self.budget is None and not (isinstance(eps, (int, float)) and eps > 0)
@@ -485,7 +485,7 @@ class Policy(abc.ABC):
         """True when the policy will hand out nothing more and has no outstanding pulls.
 
         With a budget this looks ahead: it is True as soon as the next pull would exceed the budget
-        (the proposal is cached, so asking ``done`` never changes what the policy does)."""
+        (the proposal is cached, so asking `done` never changes what the policy does)."""
         if self._outstanding:
             return False
         if self._is_done() or self._budget_blocked:
@@ -536,7 +536,7 @@ class Policy(abc.ABC):
         return Pull(pid, arm, fid)
 
     def ask_batch(self, n: int | None = None) -> list[Pull]:
-        """Up to ``n`` pulls (all available if None) that can be evaluated concurrently, in order."""
+        """Up to `n` pulls (all available if None) that can be evaluated concurrently, in order."""
         if n is not None:
             n = check_int("n", n, 0)
         limit = n if n is not None else 1 << 62
@@ -618,7 +618,7 @@ class Policy(abc.ABC):
             raise InvalidValueError(str(e)) from None
 
     def _validate_values(self, values: Any, n: int) -> np.ndarray:
-        """Validated observations of ``n`` pulls: shape ``(n,)``, or ``(n, value_width)``."""
+        """Validated observations of `n` pulls: shape `(n,)`, or `(n, value_width)`."""
         try:
             if not isinstance(values, np.ndarray):
                 try:
@@ -642,7 +642,7 @@ class Policy(abc.ABC):
         return vals
 
     def tell(self, pull: Pull | int, value: Any) -> None:
-        """Record the observation ``value`` of an outstanding pull (a :class:`Pull` or its id)."""
+        """Record the observation `value` of an outstanding pull (a :class:`Pull` or its id)."""
         pid = self._resolve(pull)
         v = self._validate_value(value, f"value of pull {pid}")
         arm, fid, claimed = self._outstanding.pop(pid)
@@ -671,9 +671,9 @@ class Policy(abc.ABC):
         """Record many results at once from their totals, without the per-pull protocol (for simulators'
         sufficient-statistics paths, e.g. :meth:`RoundPolicy.observe_round_totals`).
 
-        ``arms`` indexes the arms (an index array or a slice), ``counts`` is their numbers of new results at
-        ``fidelity`` (an array matching ``arms`` or one number for all), ``sums`` / ``sumsq`` the sums of
-        those rewards and of their squares; ``cost`` is what they cost in all (default: their number times
+        `arms` indexes the arms (an index array or a slice), `counts` is their numbers of new results at
+        `fidelity` (an array matching `arms` or one number for all), `sums` / `sumsq` the sums of
+        those rewards and of their squares; `cost` is what they cost in all (default: their number times
         the fidelity's cost). Only the base statistics change (counts, sums, sums of squares, cost, pulls
         told); the caller validates and updates its own statistics.
         """
@@ -791,7 +791,7 @@ class Policy(abc.ABC):
             return np.where(self._counts > 0, self._sums / np.maximum(self._counts, 1), np.nan)
 
     def describe(self) -> dict[str, Any]:
-        """A JSON-safe status summary (used by ``debug_string`` in the Ray adapter)."""
+        """A JSON-safe status summary (used by `debug_string` in the Ray adapter)."""
         d = {
             "policy": self.name,
             "done": self.done,
@@ -811,7 +811,7 @@ class Policy(abc.ABC):
     def _empirical_recommendation(
         self, *, certified: bool, reason: str, arms: Any = None, **details: Any
     ) -> Recommendation:
-        """Best empirical mean at the highest fidelity that has data among ``arms`` (default: all)."""
+        """Best empirical mean at the highest fidelity that has data among `arms` (default: all)."""
         candidates = np.arange(self.n_arms) if arms is None else np.asarray(arms, dtype=np.int64)
         best: int | None = None
         if candidates.size:
@@ -835,18 +835,18 @@ class Policy(abc.ABC):
         details: Mapping[str, Any] | None = None,
         mixture: Any = None,
     ) -> Recommendation:
-        """The :class:`Recommendation` for ``arm`` (``None``: no answer yet), with this policy's cost,
+        """The :class:`Recommendation` for `arm` (`None`: no answer yet), with this policy's cost,
         pull count and confidence filled in. The one way a policy builds its answer.
 
         Args:
-            arm: the recommended arm, or ``None``.
-            certified: ``True`` only when the stopping rule fired (the answer carries the guarantee).
-            reason: see :attr:`Recommendation.reason`; default ``"identified"`` for a certified answer,
-                else :meth:`_default_reason` (``"in-progress"``, ``"budget"`` or ``"finished"``).
+            arm: the recommended arm, or `None`.
+            certified: `True` only when the stopping rule fired (the answer carries the guarantee).
+            reason: see :attr:`Recommendation.reason`; default `"identified"` for a certified answer,
+                else :meth:`_default_reason` (`"in-progress"`, `"budget"` or `"finished"`).
             details: policy-specific extras (JSON-safe); default none.
             mixture: the recommended mixture (mixture-valued policies).
 
-        ``delta`` is the policy's ``delta`` attribute when it is a number (δ-correct policies), else ``None``.
+        `delta` is the policy's `delta` attribute when it is a number (δ-correct policies), else `None`.
 
         >>> from mf_sched import FidelityLadder, get_policy
         >>> p = get_policy("se")(n_arms=2, ladder=FidelityLadder([1.0]), delta=0.1)
@@ -870,8 +870,8 @@ class Policy(abc.ABC):
 
     # ----------------------------------------------------------------------------- save / restore
     def state_dict(self) -> dict[str, Any]:
-        """The complete state, JSON-safe and exact: ``Policy.from_state_dict(p.state_dict())`` continues
-        exactly as ``p`` would (RNG included). Contains no code; loading validates every field."""
+        """The complete state, JSON-safe and exact: `Policy.from_state_dict(p.state_dict())` continues
+        exactly as `p` would (RNG included). Contains no code; loading validates every field."""
         base = {}
         for k in self._BASE_STATE:
             v = getattr(self, k)
@@ -921,7 +921,7 @@ class Policy(abc.ABC):
 
     def _dry_run(self, pulls: int = 32) -> None:
         """Defence in depth for :meth:`load_state_dict`: a copy of the loaded policy answers its outstanding pulls
-        and ``pulls`` more with a neutral value and recommends; a state whose fields pass every check but do not
+        and `pulls` more with a neutral value and recommends; a state whose fields pass every check but do not
         fit together (a counter that disagrees with the arrays) fails here, on load, instead of on a later tell."""
         if not self.finite_armed:  # a continuous policy's ask fits a model: too costly to probe on every load
             return
@@ -991,12 +991,12 @@ class Policy(abc.ABC):
         self._after_load()
 
     def _upgrade_state(self, sub: dict[str, Any]) -> dict[str, Any]:
-        """Hook: translate an older form of the subclass's own state fields (``sub``, decoded) into the
+        """Hook: translate an older form of the subclass's own state fields (`sub`, decoded) into the
         current one, so that states saved by earlier versions still load; return the (new) mapping."""
         return sub
 
     def _validate_state(self, sub: dict[str, Any]) -> None:
-        """Hook: check a saved state's own fields (``sub``, decoded) before they are set; raise
+        """Hook: check a saved state's own fields (`sub`, decoded) before they are set; raise
         :class:`~mf_sched._serialize.StateFormatError` naming the problem. Types, dtypes and fixed shapes
         are already checked."""
 
@@ -1015,10 +1015,10 @@ class Policy(abc.ABC):
     def from_state_dict(cls, state: Mapping[str, Any]) -> Policy:
         """Rebuild a policy from :meth:`state_dict` output.
 
-        ``Policy.from_state_dict(state)`` rebuilds whichever registered policy saved ``state``; called on a
-        policy class (``get_policy("iise").from_state_dict(state)``) it also checks that ``state`` was saved by that
+        `Policy.from_state_dict(state)` rebuilds whichever registered policy saved `state`; called on a
+        policy class (`get_policy("iise").from_state_dict(state)`) it also checks that `state` was saved by that
         policy, and raises :class:`~mf_sched._serialize.StateFormatError` naming both otherwise (a state saved by
-        ``se`` is not silently returned as a SuccessiveElimination when an IISE was asked for).
+        `se` is not silently returned as a SuccessiveElimination when an IISE was asked for).
 
         >>> from mf_sched import FidelityLadder, get_policy
         >>> p = get_policy("lucb1")(n_arms=4, ladder=FidelityLadder([1.0]), delta=0.1, seed=3)
@@ -1075,14 +1075,14 @@ class Policy(abc.ABC):
 
     @property
     def history(self) -> list[tuple[Any, ...]]:
-        """Recorded events: ``("ask", arm, fid)``, ``("adopt", arm, fid)``, ``("tell", id, value)``,
-        ``("give_back", id)``. Feed them to :meth:`replay` on a fresh policy with the same config."""
+        """Recorded events: `("ask", arm, fid)`, `("adopt", arm, fid)`, `("tell", id, value)`,
+        `("give_back", id)`. Feed them to :meth:`replay` on a fresh policy with the same config."""
         if self._events is None:
             raise PolicyError("history is not being recorded; call record_history() first")
         return list(self._events)
 
     def replay(self, events: Iterable[Sequence[Any]]) -> None:
-        """Apply an event history; each ``ask`` must reproduce the recorded pull (else
+        """Apply an event history; each `ask` must reproduce the recorded pull (else
         :class:`ReplayMismatchError`, which names the event)."""
         for i, ev in enumerate(events):
             kind = ev[0]
@@ -1110,7 +1110,7 @@ class RoundPolicy(Policy):
 
     Subclasses implement :meth:`_next_round` (the next round's (arms, fidelities), or None when they
     have finished) and :meth:`_observe_round` (accumulate one round's results); :meth:`_round_complete`
-    runs when a round's last result arrives. With ``W`` parallel workers a whole round is handed out at
+    runs when a round's last result arrives. With `W` parallel workers a whole round is handed out at
     once and the next round waits for every outstanding pull of the current one (a barrier).
 
     Adopted pulls that match unissued work of the current round fill that slot; other adopted pulls
@@ -1258,7 +1258,7 @@ class RoundPolicy(Policy):
 
     def round_counts(self) -> np.ndarray:
         """Pulls of the current round not yet handed out, counted per arm (a fresh vector of length
-        ``n_arms``; all zeros once the policy has finished).
+        `n_arms`; all zeros once the policy has finished).
 
         With :meth:`observe_round_totals` this lets a simulator draw a whole round as per-arm totals.
 
@@ -1271,19 +1271,19 @@ class RoundPolicy(Policy):
         return np.bincount(self._q_arms[self._q_pos :], minlength=self.n_arms)
 
     def observe_round_totals(self, counts: Any, sums: Any, sumsq: Any) -> None:
-        """Complete the current round from per-arm totals instead of one ``tell`` per pull.
+        """Complete the current round from per-arm totals instead of one `tell` per pull.
 
         For simulators' sufficient-statistics paths (e.g. :func:`mf_sched.constrained.runner.run_constrained`
-        with ``fast=True``): ``counts`` must equal :meth:`round_counts` (the unissued part of the round, all
-        at one fidelity; nothing may be outstanding), ``sums[a]`` is the sum of arm ``a``'s observations in
-        the round (a vector per arm for vector observations, ``value_width > 1``) and ``sumsq[a]`` the sum
+        with `fast=True`): `counts` must equal :meth:`round_counts` (the unissued part of the round, all
+        at one fidelity; nothing may be outstanding), `sums[a]` is the sum of arm `a`'s observations in
+        the round (a vector per arm for vector observations, `value_width > 1`) and `sumsq[a]` the sum
         of its squared rewards. The policy then ends in the state the per-pull protocol would give for
         pulls with these totals — for policies whose round decisions depend on a round's results only
         through per-arm totals; those policies implement :meth:`_observe_round_totals` (others raise
         :class:`PolicyError`). Not recorded in :attr:`history`.
 
         Raises :class:`PolicyError` (and changes nothing) when the policy has finished, a pull is
-        outstanding, the rest of the round spans several fidelities, ``counts``
+        outstanding, the rest of the round spans several fidelities, `counts`
         differ from :meth:`round_counts`, or history is being recorded.
         """
         if self._finished or self._outstanding:
@@ -1306,13 +1306,13 @@ class RoundPolicy(Policy):
         self._maybe_close_round()
 
     def _observe_round_totals(self, counts: np.ndarray, sums: np.ndarray) -> None:
-        """Accumulate a whole round from per-arm ``counts`` and observation ``sums`` (the subclass's own
+        """Accumulate a whole round from per-arm `counts` and observation `sums` (the subclass's own
         statistics; the base ones are already updated). Override to support :meth:`observe_round_totals`."""
         raise NotImplementedError
 
     def _count_rounds(self, n: int, *, requeue: bool) -> None:
-        """Count ``n`` whole rounds that a subclass recorded from totals (copies of the queued round, e.g.
-        :meth:`mf_sched.policies.iise.IISE.record_rounds`); ``requeue``: the subclass's decisions changed
+        """Count `n` whole rounds that a subclass recorded from totals (copies of the queued round, e.g.
+        :meth:`mf_sched.policies.iise.IISE.record_rounds`); `requeue`: the subclass's decisions changed
         its next round, so the queued round is replaced by a freshly built one."""
         self._round += n
         if requeue:
@@ -1331,8 +1331,8 @@ class RoundPolicy(Policy):
 
 
 class ArmSumRoundPolicy(RoundPolicy):
-    """A :class:`RoundPolicy` that sums each arm's results of the current round(s) into ``self._rsum`` (a
-    length-``K`` float vector the subclass creates and resets), as elimination and halving rules do."""
+    """A :class:`RoundPolicy` that sums each arm's results of the current round(s) into `self._rsum` (a
+    length-`K` float vector the subclass creates and resets), as elimination and halving rules do."""
 
     def _observe_round(self, arms: np.ndarray, fidelities: np.ndarray, values: np.ndarray) -> None:
         np.add.at(self._rsum, arms, values)
@@ -1349,7 +1349,7 @@ def _short(v: Any) -> str:
 
 
 def _compatible(cur: Any, new: Any, fixed_shape: bool = True) -> bool:
-    """Whether a saved value ``new`` can replace the attribute ``cur`` (same kind; arrays: same dtype and
+    """Whether a saved value `new` can replace the attribute `cur` (same kind; arrays: same dtype and
     number of dimensions, and the same shape unless the field's shape may change)."""
     if new is None or cur is None:
         return True  # optional fields
@@ -1372,7 +1372,7 @@ def _compatible(cur: Any, new: Any, fixed_shape: bool = True) -> bool:
 
 
 def _check_config_fits_arrays(cfg: dict[str, Any], base: Any) -> None:
-    """Before a policy is built from a saved state's config: its ``n_arms`` must be the number of rows of the
+    """Before a policy is built from a saved state's config: its `n_arms` must be the number of rows of the
     saved count table. A config edited to name 40 million arms would otherwise allocate the tables of a
     40-million-arm policy before the arrays could be found not to fit (the state fuzz found exactly this)."""
     n = cfg.get("n_arms")
@@ -1460,7 +1460,7 @@ def iter_pulls(pulls: Iterable[Pull]) -> Iterator[tuple[int, int, int]]:
 
 
 def argmax_random(values: np.ndarray, rng: np.random.Generator, *, atol: float = 0.0) -> int:
-    """Index of the maximum of ``values``, ties (within ``atol``) broken uniformly at random.
+    """Index of the maximum of `values`, ties (within `atol`) broken uniformly at random.
 
     Deterministic-by-index tie-breaking biases results on instances listed best-first (Wang et al. 2023
     put the best arm first by convention), so every policy breaks ties with its own seeded generator.
@@ -1484,7 +1484,7 @@ def argmax_random(values: np.ndarray, rng: np.random.Generator, *, atol: float =
 
 
 def top_k_random(values: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Indices of the ``k`` largest values, ties broken uniformly at random (sorted best first)."""
+    """Indices of the `k` largest values, ties broken uniformly at random (sorted best first)."""
     v = np.asarray(values, dtype=float)
     order = np.lexsort((rng.random(v.size), -v))
     return order[:k]

@@ -1,17 +1,19 @@
 """ζ⁺: how much the *best* configuration can still improve after each rung — the bias bound of the racing rule.
 
-The papers bound the bias of *every* arm, ``|µ_k(m) − µ_k(M)| ≤ ζ(m)`` (Poiani et al. 2022 §2, Kandasamy et
+The papers bound the bias of *every* arm, `|µ_k(m) − µ_k(M)| ≤ ζ(m)` (Poiani et al. 2022 §2, Kandasamy et
 al. 2016 §2). On real learning curves that bound is driven by a tail of slow or diverging runs that can never
 be the best, so a rule that needs it prunes little. The racing rule of :class:`~mf_sched.rungs.RungEliminator`
-(``rule="race"``) needs far less: a one-sided bound on the improvement of the best arm ``*`` alone,
+(`rule="race"`) needs far less: a one-sided bound on the improvement of the best arm `*` alone,
 
-    ``µ_*(M) − µ_*(m) ≤ ζ⁺(m)``                  (``form="absolute"``, metric units), or
-    ``µ_*(M) − µ_*(m) ≤ ρ(m) (ideal − µ_*(m))``  (``form="relative"``: a fraction ``ρ(m) ∈ [0, 1]`` of the
-    distance to the best attainable value, e.g. ``ideal = 1`` for an accuracy or ``0`` for a loss),
+```text
+µ_*(M) − µ_*(m) ≤ ζ⁺(m)                  (form="absolute", metric units), or
+µ_*(M) − µ_*(m) ≤ ρ(m) (ideal − µ_*(m))  (form="relative": a fraction ρ(m) ∈ [0, 1] of the
+distance to the best attainable value, e.g. ideal = 1 for an accuracy or 0 for a loss),
+```
 
-in the maximisation orientation (adapters negate losses, so a loss ``L`` is the score ``−L`` and its ideal is
-``−0 = 0``). Both forms are affine in the value, so a valid optimistic bound on the best arm's final value
-from a value ``v`` observed at rung ``m`` (plus its confidence radius) is :meth:`RaceBias.optimistic`.
+in the maximisation orientation (adapters negate losses, so a loss `L` is the score `−L` and its ideal is
+`−0 = 0`). Both forms are affine in the value, so a valid optimistic bound on the best arm's final value
+from a value `v` observed at rung `m` (plus its confidence radius) is :meth:`RaceBias.optimistic`.
 
 ζ⁺ is estimated across the *tasks* of learning-curve benchmarks (:func:`mf_sched.curves.calibration.calibrate_race`)
 and shipped as a prior per metric family (:func:`race_prior`); the guarantee it carries is then "δ for the
@@ -69,13 +71,13 @@ class RaceBias:
     """The best arm's improvement bound per rung (see the module docstring).
 
     Args:
-        upper: ``ζ⁺(m)`` per rung (absolute) or ``ρ(m) ∈ [0, 1]`` (relative); ``inf`` at a rung means "no
+        upper: `ζ⁺(m)` per rung (absolute) or `ρ(m) ∈ [0, 1]` (relative); `inf` at a rung means "no
             bound" (nothing is stopped there); the last rung's value must be 0.
         typical: a point estimate of the same quantity per rung (e.g. the median over tasks), used to
             *estimate* final values when an answer is needed before a run reaches the top (never for a
-            decision with a guarantee); default ``upper``.
-        form: ``"absolute"`` or ``"relative"``.
-        ideal: the best attainable score (maximisation orientation), required for ``"relative"``.
+            decision with a guarantee); default `upper`.
+        form: `"absolute"` or `"relative"`.
+        ideal: the best attainable score (maximisation orientation), required for `"relative"`.
         source: where the numbers come from (shown in certificates).
         details: JSON-safe provenance (quantile, confidence, tasks, held-out coverage ...).
     """
@@ -124,12 +126,12 @@ class RaceBias:
         return float(out) if np.ndim(out) == 0 else out
 
     def optimistic(self, value: Any, rung: Any) -> Any:
-        """An upper bound on the best arm's final value if ``value`` (already an upper confidence value of
-        its mean at ``rung``) is the best arm's (vectorised over ``value`` and ``rung``)."""
+        """An upper bound on the best arm's final value if `value` (already an upper confidence value of
+        its mean at `rung`) is the best arm's (vectorised over `value` and `rung`)."""
         return self._apply(self.upper, value, rung)
 
     def estimate(self, value: Any, rung: Any) -> Any:
-        """A point estimate of the final value of a strong arm seen at ``value`` on ``rung`` (``typical``)."""
+        """A point estimate of the final value of a strong arm seen at `value` on `rung` (`typical`)."""
         return self._apply(self.typical, value, rung)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
@@ -147,7 +149,7 @@ class RaceBias:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RaceBias:
-        """Rebuild from :meth:`to_dict` output (validated; ``"inf"`` is the only string accepted)."""
+        """Rebuild from :meth:`to_dict` output (validated; `"inf"` is the only string accepted)."""
         if not isinstance(d, Mapping) or "upper" not in d:
             raise ValueError("a RaceBias needs a mapping with 'upper'")
 
@@ -172,7 +174,7 @@ class RaceBias:
 
     @classmethod
     def coerce(cls, value: RaceBias | Sequence[float] | Mapping[str, Any], M: int) -> RaceBias:
-        """A :class:`RaceBias` from itself, a dict, or a plain sequence of absolute ζ⁺ values; checks ``M``."""
+        """A :class:`RaceBias` from itself, a dict, or a plain sequence of absolute ζ⁺ values; checks `M`."""
         if isinstance(value, RaceBias):
             out = value
         elif isinstance(value, Mapping):
@@ -219,12 +221,13 @@ def prior_families() -> dict[str, str]:
 @dataclass(frozen=True)
 class MetricFamily:
     """How a study's metric is read by the shipped bounds: its family and the affine map of its *scores*
-    (the metric, negated when minimised) to the family's units, ``(score − offset) / scale``.
+    (the metric, negated when minimised) to the family's units, `(score − offset) / scale`.
 
     Attributes:
-        name: ``"unit"`` (accuracy-like, in [0, 1]) or ``"loss"`` (non-negative, lower is better).
-        offset, scale: the map (an accuracy: 0, 1; a percentage: 0, 100; an error rate, minimised: −1, 1, so
-            that ``1 − error`` reads like an accuracy; a percent error: −100, 100).
+        name: `"unit"` (accuracy-like, in [0, 1]) or `"loss"` (non-negative, lower is better).
+        offset: `offset` of the map `(score − offset) / scale` (an accuracy: 0; a percentage: 0; an error rate,
+            minimised: −1, so that `1 − error` reads like an accuracy; a percent error: −100).
+        scale: `scale` of the map (an accuracy: 1; a percentage: 100; an error rate: 1; a percent error: 100).
         kind: what was recognised, in words (for messages and certificates).
     """
 
@@ -246,14 +249,14 @@ NAMED_FAMILIES: dict[str, MetricFamily] = {
 
 
 def metric_transform(values: Any, mode: str, family: str | None = None) -> MetricFamily | None:
-    """The family that fits a study's reported ``values`` (the metric as reported, ``mode`` ``"max"`` or
-    ``"min"``), or the one named by ``family`` (a key of :data:`NAMED_FAMILIES`); None when none fits.
+    """The family that fits a study's reported `values` (the metric as reported, `mode` `"max"` or
+    `"min"`), or the one named by `family` (a key of :data:`NAMED_FAMILIES`); None when none fits.
 
     Recognised, reading the range between the 1% and 99% quantiles (a stray value does not decide):
     maximised in [0, 1] — an accuracy; minimised in [0, 1] — an error rate (a loss that stays below 1 reads the
-    same way: name ``family="loss"`` if it is one); maximised in [0, 100] with values above 1 — a percentage;
-    minimised and ``≥ 0`` otherwise — a loss; maximised and ``≤ 0`` — a negated loss (scikit-learn's
-    ``neg_log_loss``). Anything else (a reward, a score of both signs) has no family.
+    same way: name `family="loss"` if it is one); maximised in [0, 100] with values above 1 — a percentage;
+    minimised and `≥ 0` otherwise — a loss; maximised and `≤ 0` — a negated loss (scikit-learn's
+    `neg_log_loss`). Anything else (a reward, a score of both signs) has no family.
 
     >>> cases = [([0.1, 0.93], "max"), ([0.3, 0.05], "min"), ([12.0, 97.5], "max"), ([2.3, 0.4], "min"),
     ...          ([-0.7, -0.2], "max")]
@@ -284,7 +287,7 @@ def metric_transform(values: Any, mode: str, family: str | None = None) -> Metri
 
 def metric_family(values: Any, mode: str) -> str | None:
     """The prior family that fits a study's reported values, or None when none does (the name of
-    :func:`metric_transform`'s family: ``"unit"`` for accuracies, error rates and percentages, ``"loss"`` for
+    :func:`metric_transform`'s family: `"unit"` for accuracies, error rates and percentages, `"loss"` for
     losses and negated losses).
 
     >>> metric_family([0.1, 0.93], "max"), metric_family([2.3, 0.4], "min"), metric_family([-3.0, 2.0], "max")
@@ -295,14 +298,14 @@ def metric_family(values: Any, mode: str) -> str | None:
 
 
 def race_prior(family: str, fractions: Sequence[float]) -> RaceBias:
-    """The shipped ζ⁺ prior of a metric ``family`` at rungs given as fractions of the maximum resource.
+    """The shipped ζ⁺ prior of a metric `family` at rungs given as fractions of the maximum resource.
 
-    The prior is tabulated on a grid of fractions (package data ``mf_sched/data/race_prior.json``, made by
-    ``benchmarks/race_prior.py`` from LCBench, TaskSet, DeepOBS and AlgoPerf with
+    The prior is tabulated on a grid of fractions (package data `mf_sched/data/race_prior.json`, made by
+    `benchmarks/race_prior.py` from LCBench, TaskSet, DeepOBS and AlgoPerf with
     :func:`mf_sched.curves.calibration.calibrate_race`; its provenance and held-out-task coverage are in
-    ``details``). Between grid points the value at the grid point *at or below* the rung's fraction is used
+    `details`). Between grid points the value at the grid point *at or below* the rung's fraction is used
     (ζ⁺ does not increase with training, so this is conservative); rungs below the first grid point get no
-    bound (``inf``: nothing is stopped there); the last rung (fraction 1) gets 0.
+    bound (`inf`: nothing is stopped there); the last rung (fraction 1) gets 0.
 
     >>> b = race_prior("unit", [1 / 27, 1 / 9, 1 / 3, 1.0])
     >>> b.form, b.upper[-1], b.upper[1] >= b.upper[2]

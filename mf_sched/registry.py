@@ -11,8 +11,8 @@ True
 Two policies were renamed so that their names say what they are (the old names read alike but are unrelated
 algorithms); the old names still work, with a DeprecationWarning, and saved states that carry them still load:
 
-- ``mfe`` → ``iise-max-exploit``: Maximum Fidelity Exploit, IISE with α_m = c·ξ_m (Poiani et al. 2022, §7);
-- ``mf-elimination`` → ``mf-mab-elimination``: Elimination for MF-MAB (Wang et al. 2023, Algorithm 3).
+- `mfe` → `iise-max-exploit`: Maximum Fidelity Exploit, IISE with α_m = c·ξ_m (Poiani et al. 2022, §7);
+- `mf-elimination` → `mf-mab-elimination`: Elimination for MF-MAB (Wang et al. 2023, Algorithm 3).
 
 >>> canonical_name("mfe")
 'iise-max-exploit'
@@ -46,9 +46,9 @@ RENAMED: dict[str, str] = {"mfe": "iise-max-exploit", "mf-elimination": "mf-mab-
 
 
 def canonical_name(name: Any, *, warn: bool = False) -> Any:
-    """The current name of policy ``name`` (itself unless it is an old name in :data:`RENAMED`).
+    """The current name of policy `name` (itself unless it is an old name in :data:`RENAMED`).
 
-    With ``warn=True`` an old name raises a DeprecationWarning that says the new one. Anything that is not a
+    With `warn=True` an old name raises a DeprecationWarning that says the new one. Anything that is not a
     string is returned as it is (the caller reports it).
     """
     if isinstance(name, str) and name in RENAMED:
@@ -100,12 +100,23 @@ def list_policies() -> dict[str, type[Policy]]:
 
 
 def get_policy(name: str) -> type[Policy]:
-    """The policy class registered under ``name``.
+    """The policy class registered under `name`.
 
-    >>> get_policy("no-such-policy")
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown policy 'no-such-policy'; registered: ..., se, ..., ucb1, ...
+    Args:
+        name: a registered name (see the policy table in the docs); an old name of :data:`RENAMED` is accepted
+            with a DeprecationWarning.
+
+    Returns:
+        The policy class; calling it with `n_arms`, `ladder` and the policy's options builds one.
+
+    Raises:
+        ValueError: `name` is not registered (the message lists the registered names).
+
+    Examples:
+        >>> get_policy("no-such-policy")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown policy 'no-such-policy'; registered: ..., se, ..., ucb1, ...
     """
     _load_all()
     try:
@@ -116,10 +127,10 @@ def get_policy(name: str) -> type[Policy]:
 
 
 def build_policy(name: str, problem: Mapping[str, Any], **params: Any) -> Policy:
-    """Build policy ``name`` for a problem description, passing only what its constructor accepts.
+    """Build policy `name` for a problem description, passing only what its constructor accepts.
 
-    ``problem`` holds the common ingredients — ``n_arms``, ``ladder``, ``noise``, and optionally
-    ``delta``, ``budget``, ``seed`` and instance-level extras — and ``params`` the policy-specific
+    `problem` holds the common ingredients — `n_arms`, `ladder`, `noise`, and optionally
+    `delta`, `budget`, `seed` and instance-level extras — and `params` the policy-specific
     arguments (which must all be accepted, else ValueError naming them). This is how the CLI and the
     simulator build any registered policy from an instance.
 
@@ -158,8 +169,8 @@ _SCALARS: dict[type, str] = {bool: "true or false", int: "an integer", float: "a
 
 
 def _check_types(cls: type[Policy], name: str, params: Mapping[str, Any]) -> None:
-    """Check every parameter whose annotation is a plain scalar (``float``, ``int | None``, ...), so that
-    ``epsilon="abc"`` is an error naming ``epsilon`` rather than a bare conversion error."""
+    """Check every parameter whose annotation is a plain scalar (`float`, `int | None`, ...), so that
+    `epsilon="abc"` is an error naming `epsilon` rather than a bare conversion error."""
     try:
         hints = typing.get_type_hints(cls.__init__)
     except Exception:  # pragma: no cover - unresolvable annotations: the constructor validates

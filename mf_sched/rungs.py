@@ -1,94 +1,98 @@
 """ζ-aware elimination of *resumable runs* at rungs: the decision engine of the pruner and schedulers.
 
-The papers' policies (IISE, Poiani et al. 2022, Algorithm 1) draw ``t_m`` independent samples of every
-surviving arm at fidelity ``m``. In tuning, an arm is usually a *training run* that advances through the
-rungs of the ladder (epochs 1, 3, 9, …) and yields **one** value per rung (one per seed when ``r`` seeds of
+The papers' policies (IISE, Poiani et al. 2022, Algorithm 1) draw `t_m` independent samples of every
+surviving arm at fidelity `m`. In tuning, an arm is usually a *training run* that advances through the
+rungs of the ladder (epochs 1, 3, 9, …) and yields **one** value per rung (one per seed when `r` seeds of
 a configuration run side by side). This module is IISE's elimination rule (Eq. 3) applied with one round per
 rung, which is what an Optuna pruner and Ray Tune schedulers can execute:
 
-    stop run ``i`` at rung ``m`` as soon as some recorded run ``j`` has
-    ``(v_j(m) − B_j(m)) − (v_i(m) + B_i(m)) ≥ 2 ζ(m)``           (``bias="zeta"``, Eq. 3)
-    or ``≥ γ(m)``                                                    (``bias="gamma"``, IISE-γ §5)
+```text
+stop run i at rung m as soon as some recorded run j has
+(v_j(m) − B_j(m)) − (v_i(m) + B_i(m)) ≥ 2 ζ(m)           (bias="zeta", Eq. 3)
+or ≥ γ(m)                                                    (bias="gamma", IISE-γ §5)
+```
 
-where ``v_i(m)`` is the (mean over ``r`` seeds of the) metric of run ``i`` at rung ``m`` (maximised; adapters
-negate losses) and ``B_i(m) = σ_m √(2 log(2 / δ_{i,m}) / r)`` is the fixed-sample sub-Gaussian radius
-(:func:`~mf_sched.confidence.subgaussian_radius`, two-sided) at per-(run, rung) confidence ``δ_{i,m}``.
+where `v_i(m)` is the (mean over `r` seeds of the) metric of run `i` at rung `m` (maximised; adapters
+negate losses) and `B_i(m) = σ_m √(2 log(2 / δ_{i,m}) / r)` is the fixed-sample sub-Gaussian radius
+(:func:`~mf_sched.confidence.subgaussian_radius`, two-sided) at per-(run, rung) confidence `δ_{i,m}`.
 
-**Why it is δ-correct.** On the event ``E`` that every recorded value is within its radius of its mean
-``µ_i(m)`` — probability ``≥ 1 − Σ_{i,m} δ_{i,m} ≥ 1 − δ`` by a union bound — and with
-``|µ_i(m) − µ_i| ≤ ζ(m)`` (the ladder's bias bound), the inequality gives ``µ_j ≥ µ_i``: a stopped run is
+**Why it is δ-correct.** On the event `E` that every recorded value is within its radius of its mean
+`µ_i(m)` — probability `≥ 1 − Σ_{i,m} δ_{i,m} ≥ 1 − δ` by a union bound — and with
+`|µ_i(m) − µ_i| ≤ ζ(m)` (the ladder's bias bound), the inequality gives `µ_j ≥ µ_i`: a stopped run is
 never strictly better than the run that stopped it. The union bound needs no independence between the
 rungs of one run, so the correlation along a learning curve does not break it. The rule fires against
 *any* recorded run, so it may be applied **synchronously** (all runs at a rung, then simultaneous
-decisions: :meth:`RungEliminator.decide_rung`, the Ray ``IISEScheduler``) or **asynchronously** (decide for a
+decisions: :meth:`RungEliminator.decide_rung`, the Ray `IISEScheduler`) or **asynchronously** (decide for a
 run when it reports, against whatever is recorded so far: :meth:`RungEliminator.should_stop`, the Optuna
-``MFPruner`` and the asynchronous Ray scheduler) with the same guarantee; the asynchronous version stops
+`MFPruner` and the asynchronous Ray scheduler) with the same guarantee; the asynchronous version stops
 fewer runs early, never wrongly more.
 
-**Confidence split.** With ``n_arms = K`` known, ``δ_{i,m} = δ / (K M)`` (IISE's ``δ/(KM)``). When the
-number of runs is open-ended (an Optuna study without ``n_trials``), run number ``k = 1, 2, …`` gets
-``δ_k = 6 δ / (π² k²)`` (``Σ_k δ_k = δ``), split over the ``M`` rungs; the radius then grows like
-``√log k``, the price of not knowing ``K``. The index ``k`` is the run's *registration index*, which
+**Confidence split.** With `n_arms = K` known, `δ_{i,m} = δ / (K M)` (IISE's `δ/(KM)`). When the
+number of runs is open-ended (an Optuna study without `n_trials`), run number `k = 1, 2, …` gets
+`δ_k = 6 δ / (π² k²)` (`Σ_k δ_k = δ`), split over the `M` rungs; the radius then grows like
+`√log k`, the price of not knowing `K`. The index `k` is the run's *registration index*, which
 adapters fix from the framework (Optuna's trial number), so every process computes the same radii.
 
-**Certificate.** At the top rung (``ζ(M) = 0``) the best recorded run ``ρ`` is recommended. If every run that
-was not stopped has reached the top rung, then on ``E`` the best run is among them and ``ρ`` is
-``ε``-optimal with ``ε = max_{j≠ρ} (v_j + B_j) − (v_ρ − B_ρ)`` over those runs (``ε ≤ 2 max B``; ``ε = 0``
-when ``ρ`` is the only one left: *identified*). Runs that failed or were abandoned before the top rung
+**Certificate.** At the top rung (`ζ(M) = 0`) the best recorded run `ρ` is recommended. If every run that
+was not stopped has reached the top rung, then on `E` the best run is among them and `ρ` is
+`ε`-optimal with `ε = max_{j≠ρ} (v_j + B_j) − (v_ρ − B_ρ)` over those runs (`ε ≤ 2 max B`; `ε = 0`
+when `ρ` is the only one left: *identified*). Runs that failed or were abandoned before the top rung
 without being stopped are listed as *uncovered*: the guarantee is then over the other runs only.
 
-**The racing rule** (``rule="race"``; mf-sched's one-sided variant of Eq. 3, derived here). Compare a run
+**The racing rule** (`rule="race"`; mf-sched's one-sided variant of Eq. 3, derived here). Compare a run
 with the best *full-fidelity* result so far and bound only the improvement of the arm that matters, the best
-one: with ``ζ⁺`` a bound on the best arm's improvement after rung ``m`` (:class:`~mf_sched.race.RaceBias`,
-e.g. ``µ_*(M) − µ_*(m) ≤ ζ⁺(m)``), run ``i`` stops as soon as
+one: with `ζ⁺` a bound on the best arm's improvement after rung `m` (:class:`~mf_sched.race.RaceBias`,
+e.g. `µ_*(M) − µ_*(m) ≤ ζ⁺(m)`), run `i` stops as soon as
 
-    ``U_i = min_m ζ⁺-bound(v_i(m) + b_i(m)) < L = max_{j at the top} (v_j(M) − B_j)``
+```text
+U_i = min_m ζ⁺-bound(v_i(m) + b_i(m)) < L = max_{j at the top} (v_j(M) − B_j)
+```
 
-where ``b_i(m)`` is a one-sided lower-deviation radius at rung ``m`` and ``B_j`` the top-rung radius. *Proof
-that the best arm is never stopped.* Take the event ``E``: (a) the best arm's values are never more than
-``b`` below their means at any rung, (b) no top-rung value is more than ``B`` above its mean, (c) no top-rung
-value is more than ``B`` below its mean (used by the certificate only), and (d) ``ζ⁺`` holds for the best
-arm. On ``E``, ``U_* ≥ µ_*(M)`` at every rung (the bound is non-decreasing in the value) while every
-``v_j(M) − B_j ≤ µ_j(M) ≤ µ_*(M)``; so ``U_* ≥ L`` and the rule never fires for ``*``. (a)–(c) each get
-``δ/3``: (a) ``δ/(3M)`` per rung one-sided — for the best arm only when the arms are fixed before any
-evaluation (``fixed_arms=True``: a grid, a pre-drawn candidate set), else for every arm, ``δ/(3KM)`` or
-``δ_k/(3M)`` open-ended — and (b), (c) ``δ/(3K)`` (``δ_k/3``) per arm and side. (d) is not a noise event: it
-holds with the calibration's coverage (``1 − α`` over tasks, :func:`mf_sched.curves.calibration.calibrate_race`),
-so the best arm survives with probability ``≥ 1 − δ − α``. The rule needs no ζ for the other arms, and a
+where `b_i(m)` is a one-sided lower-deviation radius at rung `m` and `B_j` the top-rung radius. *Proof
+that the best arm is never stopped.* Take the event `E`: (a) the best arm's values are never more than
+`b` below their means at any rung, (b) no top-rung value is more than `B` above its mean, (c) no top-rung
+value is more than `B` below its mean (used by the certificate only), and (d) `ζ⁺` holds for the best
+arm. On `E`, `U_* ≥ µ_*(M)` at every rung (the bound is non-decreasing in the value) while every
+`v_j(M) − B_j ≤ µ_j(M) ≤ µ_*(M)`; so `U_* ≥ L` and the rule never fires for `*`. (a)–(c) each get
+`δ/3`: (a) `δ/(3M)` per rung one-sided — for the best arm only when the arms are fixed before any
+evaluation (`fixed_arms=True`: a grid, a pre-drawn candidate set), else for every arm, `δ/(3KM)` or
+`δ_k/(3M)` open-ended — and (b), (c) `δ/(3K)` (`δ_k/3`) per arm and side. (d) is not a noise event: it
+holds with the calibration's coverage (`1 − α` over tasks, :func:`mf_sched.curves.calibration.calibrate_race`),
+so the best arm survives with probability `≥ 1 − δ − α`. The rule needs no ζ for the other arms, and a
 run that is paused may be stopped later, when a better incumbent arrives (:meth:`RungEliminator.eliminate`).
-:meth:`RungEliminator.priority` (``U_i``) orders promotions best-first. At the top, the certificate is as
-below, with ``B`` the top-rung radius.
+:meth:`RungEliminator.priority` (`U_i`) orders promotions best-first. At the top, the certificate is as
+below, with `B` the top-rung radius.
 
-**The curve-aware bound** (``race_bias=`` a :class:`~mf_sched.racing.curve_bound.CurveBound`; the default of
-the integrations). ``U_i = min_m v_i(m) + ĝ(x_i(m))`` where ``ĝ`` depends on the run's value and slope at rung
-``m`` and is calibrated on *observed* curves of many tasks (:mod:`mf_sched.racing.fit`); values are compared as
-observed, ``L = max_{j at the top} v_j(M)``, with no confidence radius. *What is guaranteed, and why.* Fix the
-study's configurations ``1..K`` (a grid, or the ``K`` a proposer draws; their curves may be noisy) and let
-``A*`` be the answer a full search would return, the best *observed* final value ``v_* = max_j v_j(M)``. Let
-``G`` be the set of runs with ``v_j(M) ≥ v_* − τ|v_*|`` (``τ`` the bound's ``tolerance``) and ``E`` the event
-that some ``g ∈ G`` has ``v_g(m) + ĝ(x_g(m)) ≥ v_g(M)`` at *every* rung ``m`` of the ladder — jointly over the
-rungs, which is what the conformal step calibrates: ``P(E) ≥ 1 − α`` when the study's task is exchangeable with
-the calibration tasks (the probability is over the task and the draw of its ``K`` configurations; the bound's
-``alpha`` is this all-rung miss rate, there is no separate bootstrap level). On ``E`` the final answer is within
-``τ`` of ``A*``: if ``g`` is never stopped it reaches the top and the answer is ``≥ v_g(M)``; if it is stopped,
-then at that moment ``v_g(M) ≤ U_g < L``, and the answer is at least ``L``. In both cases the answer
-``≥ v_g(M) ≥ v_* − τ|v_*|``. The argument needs no independence between rungs, between runs, or between the
+**The curve-aware bound** (`race_bias=` a :class:`~mf_sched.racing.curve_bound.CurveBound`; the default of
+the integrations). `U_i = min_m v_i(m) + ĝ(x_i(m))` where `ĝ` depends on the run's value and slope at rung
+`m` and is calibrated on *observed* curves of many tasks (:mod:`mf_sched.racing.fit`); values are compared as
+observed, `L = max_{j at the top} v_j(M)`, with no confidence radius. *What is guaranteed, and why.* Fix the
+study's configurations `1..K` (a grid, or the `K` a proposer draws; their curves may be noisy) and let
+`A*` be the answer a full search would return, the best *observed* final value `v_* = max_j v_j(M)`. Let
+`G` be the set of runs with `v_j(M) ≥ v_* − τ|v_*|` (`τ` the bound's `tolerance`) and `E` the event
+that some `g ∈ G` has `v_g(m) + ĝ(x_g(m)) ≥ v_g(M)` at *every* rung `m` of the ladder — jointly over the
+rungs, which is what the conformal step calibrates: `P(E) ≥ 1 − α` when the study's task is exchangeable with
+the calibration tasks (the probability is over the task and the draw of its `K` configurations; the bound's
+`alpha` is this all-rung miss rate, there is no separate bootstrap level). On `E` the final answer is within
+`τ` of `A*`: if `g` is never stopped it reaches the top and the answer is `≥ v_g(M)`; if it is stopped,
+then at that moment `v_g(M) ≤ U_g < L`, and the answer is at least `L`. In both cases the answer
+`≥ v_g(M) ≥ v_* − τ|v_*|`. The argument needs no independence between rungs, between runs, or between the
 order of evaluation and the values — so it holds for any schedule (ASHA's promotions, best-first resumption,
-``W`` parallel workers), for arms that enter adaptively (a proposer's next configuration, an enqueued trial, a
-fallback trial: each is one of the ``K`` whatever the reason it was chosen; the calibration draws the ``K``
+`W` parallel workers), for arms that enter adaptively (a proposer's next configuration, an enqueued trial, a
+fallback trial: each is one of the `K` whatever the reason it was chosen; the calibration draws the `K`
 uniformly, so a proposer that concentrates on near-duplicates of one configuration is outside it), and for
 stops decided against any incumbent. *From observed values to means:* the statement is about observed final
-values — what a full search would report. If each final value is within ``B`` of its run's mean (sub-Gaussian
-noise, the ``sigma`` radius), the answer's mean is within ``τ|v_*| + 2B`` of the best mean among the ``K``.
-*When the study's own curves contradict the bound* (``refine``: a finished run's curve exceeded ``ĝ`` at some
+values — what a full search would report. If each final value is within `B` of its run's mean (sub-Gaussian
+noise, the `sigma` radius), the answer's mean is within `τ|v_*| + 2B` of the best mean among the `K`.
+*When the study's own curves contradict the bound* (`refine`: a finished run's curve exceeded `ĝ` at some
 rung, as a slow starter does) λ is raised to cover it, every run stopped earlier whose bound under the raised λ
 can again beat the incumbent runs again (where the engine can resume it), and the certificate certifies no ε
 (:attr:`RungCertificate.violated_by`): the stops were made with a bound the study has shown to be too tight for
 its task.
 
-**Heuristic option.** ``eta`` additionally stops a run that is not in the best ``⌈n/η⌉`` of the ``n`` values
+**Heuristic option.** `eta` additionally stops a run that is not in the best `⌈n/η⌉` of the `n` values
 recorded at its rung (successive-halving style, as ASHA and Optuna's pruners do). It saves compute when ζ
-is wide, but the δ-guarantee no longer holds and the certificate says so (``guaranteed = False``).
+is wide, but the δ-guarantee no longer holds and the certificate says so (`guaranteed = False`).
 
 Example:
     >>> from mf_sched import FidelityLadder
@@ -143,23 +147,23 @@ class RungCertificate:
     """What the engine can say about the best run so far.
 
     Attributes:
-        key: the recommended run (best value at the top rung), or ``None`` when no run reached it.
+        key: the recommended run (best value at the top rung), or `None` when no run reached it.
         value: its top-rung value (in the engine's maximisation convention).
-        identified: every other run was stopped by the rule, none is running or uncovered: ``key`` is the
-            best run with probability ``≥ 1 − δ``.
-        epsilon: ``key`` is ``ε``-optimal among the covered runs with probability ``≥ 1 − δ``; ``None``
+        identified: every other run was stopped by the rule, none is running or uncovered: `key` is the
+            best run with probability `≥ 1 − δ`.
+        epsilon: `key` is `ε`-optimal among the covered runs with probability `≥ 1 − δ`; `None`
             while some run that was not stopped has not reached the top rung (still running).
-        guaranteed: ``False`` when the heuristic ``eta`` option stopped runs (the statements above then
+        guaranteed: `False` when the heuristic `eta` option stopped runs (the statements above then
             do not hold) or when there is nothing to certify.
         delta: the confidence parameter.
-        counts: runs per status (``running``, ``stopped``, ``halted``, ``finished``, ``lost``).
+        counts: runs per status (`running`, `stopped`, `halted`, `finished`, `lost`).
         uncovered: runs that failed or were abandoned below the top rung without being stopped.
-        cost: resource spent, ``Σ_i λ(highest rung i reported)`` (resumable accounting).
-        rule: the decision rule (``"iise"`` or ``"race"``).
+        cost: resource spent, `Σ_i λ(highest rung i reported)` (resumable accounting).
+        rule: the decision rule (`"iise"` or `"race"`).
         bias_source: where the bias bound came from (the ladder's ζ, the :class:`~mf_sched.race.RaceBias` or
             :class:`~mf_sched.racing.curve_bound.CurveBound` source).
-        violated_by: runs whose observed curves exceeded the curve-aware bound the stops relied on (``epsilon``
-            is then None and ``guaranteed`` False).
+        violated_by: runs whose observed curves exceeded the curve-aware bound the stops relied on (`epsilon`
+            is then None and `guaranteed` False).
     """
 
     key: Hashable | None
@@ -193,7 +197,7 @@ class RungCertificate:
 
 
 def _affine(form: str, ideal: float | None, b: float, v: float) -> float:
-    """:meth:`~mf_sched.race.RaceBias.optimistic` of one value with bound ``b``, in plain Python."""
+    """:meth:`~mf_sched.race.RaceBias.optimistic` of one value with bound `b`, in plain Python."""
     if form == "absolute":
         return v + b
     if math.isinf(b):
@@ -214,38 +218,38 @@ class RungEliminator:
     """ζ-aware elimination of resumable runs, rung by rung (see the module docstring).
 
     Args:
-        ladder: the fidelity ladder; rung ``m`` is fidelity ``m`` (``ladder.zeta``; ``ladder.gamma`` when
-            ``bias="gamma"``; ``ladder.costs`` for cost accounting).
+        ladder: the fidelity ladder; rung `m` is fidelity `m` (`ladder.zeta`; `ladder.gamma` when
+            `bias="gamma"`; `ladder.costs` for cost accounting).
         delta: confidence δ ∈ (0, 1).
         sigma: sub-Gaussian scale of one run's metric around its mean at each rung (seed-to-seed noise):
-            a number or one per rung, ``≥ 0``. ``0`` treats values as exact (then only the bias band
+            a number or one per rung, `≥ 0`. `0` treats values as exact (then only the bias band
             separates runs: a modelling choice outside the guarantee unless runs are deterministic).
-        replicas: seeds averaged per value ``r ≥ 1`` (the radius shrinks like ``1/√r``).
-        n_arms: the number of runs ``K`` if known (δ split ``δ/(KM)``); ``None``: open-ended
-            (``6δ/(π² k²)`` per run ``k``). Registering more than ``n_arms`` runs raises ValueError.
-        bias: ``"zeta"`` (``2ζ(m)``, IISE) or ``"gamma"`` (``γ(m)``, IISE-γ; needs ``ladder.gamma``).
-        eta: optional successive-halving cut ``η > 1`` on top of the rule (heuristic; voids the guarantee).
-        min_rung_reports: the ``eta`` cut applies at a rung only once this many values are recorded there
-            (default ``⌈η⌉``).
-        rule: ``"iise"`` (the symmetric rule at a rung, Eq. 3, with the ladder's ζ or γ) or ``"race"`` (against
-            the full-fidelity incumbent with ``race_bias``; see the module docstring).
+        replicas: seeds averaged per value `r ≥ 1` (the radius shrinks like `1/√r`).
+        n_arms: the number of runs `K` if known (δ split `δ/(KM)`); `None`: open-ended
+            (`6δ/(π² k²)` per run `k`). Registering more than `n_arms` runs raises ValueError.
+        bias: `"zeta"` (`2ζ(m)`, IISE) or `"gamma"` (`γ(m)`, IISE-γ; needs `ladder.gamma`).
+        eta: optional successive-halving cut `η > 1` on top of the rule (heuristic; voids the guarantee).
+        min_rung_reports: the `eta` cut applies at a rung only once this many values are recorded there
+            (default `⌈η⌉`).
+        rule: `"iise"` (the symmetric rule at a rung, Eq. 3, with the ladder's ζ or γ) or `"race"` (against
+            the full-fidelity incumbent with `race_bias`; see the module docstring).
         race_bias: the best arm's improvement bound: the curve-aware bound
             (:class:`~mf_sched.racing.curve_bound.CurveBound` or its dict: the bound depends on each run's value
             and slope at the rung, and values are compared as observed, without confidence radii: see "The
             curve-aware bound" above), or the unconditional ζ⁺ per rung (:class:`~mf_sched.race.RaceBias`, its
-            dict, or one absolute value per rung); required by ``rule="race"``.
-        fixed_arms: ``rule="race"`` only: the runs are a set fixed before any evaluation (a grid, a candidate
-            set), so the lower-deviation radius needs a union over rungs only (``δ/(3M)``), not over runs.
-        refine: ``rule="race"`` only: when a run reaches the top, raise ζ⁺ at every rung where that run
+            dict, or one absolute value per rung); required by `rule="race"`.
+        fixed_arms: `rule="race"` only: the runs are a set fixed before any evaluation (a grid, a candidate
+            set), so the lower-deviation radius needs a union over rungs only (`δ/(3M)`), not over runs.
+        refine: `rule="race"` only: when a run reaches the top, raise ζ⁺ at every rung where that run
             improved by more than ζ⁺ allows (a curve-aware bound: raise its λ to the run's largest score), never
-            lower it; the certificate says so (``bias_source``, ``violated_by``). A prior calibrated on other
+            lower it; the certificate says so (`bias_source`, `violated_by`). A prior calibrated on other
             tasks is then corrected by the study's own runs.
-        order: ``rule="race"`` only: the promotion order of :meth:`priority` / :meth:`ranked`. ``"estimate"``
-            (default): the estimated final value, ``ζ⁺``'s *typical* improvement added to the run's latest
-            value — the most promising run goes first and reaches the top early. ``"bound"``: the optimistic
-            bound ``U_i`` (A*-like); while ζ⁺ is loose at the cheap rungs this is nearly breadth-first (every
+        order: `rule="race"` only: the promotion order of :meth:`priority` / :meth:`ranked`. `"estimate"`
+            (default): the estimated final value, `ζ⁺`'s *typical* improvement added to the run's latest
+            value — the most promising run goes first and reaches the top early. `"bound"`: the optimistic
+            bound `U_i` (A*-like); while ζ⁺ is loose at the cheap rungs this is nearly breadth-first (every
             run climbs to the middle rungs before any reaches the top), which is what racing cannot use.
-            ``"depth"``: the highest rung first, then the best value there (the anytime schedule's certification
+            `"depth"`: the highest rung first, then the best value there (the anytime schedule's certification
             phase: the runs nearest to an answer finish first).
             Any order only decides *which* run is promoted; what may be stopped is the rule's.
     """
@@ -370,7 +374,7 @@ class RungEliminator:
         self._est = np.concatenate([self._est, np.full(pad, np.inf)])
 
     def register(self, key: Hashable, index: int | None = None) -> int:
-        """Add a run (idempotent) and return its row. ``index`` fixes its registration index ``k`` (0-based)
+        """Add a run (idempotent) and return its row. `index` fixes its registration index `k` (0-based)
         for the open-ended δ split — adapters pass a number every process agrees on (Optuna's trial
         number); default: the order of registration."""
         key = _check_key(key)
@@ -390,9 +394,9 @@ class RungEliminator:
         return n
 
     def report(self, key: Hashable, rung: int, value: float) -> None:
-        """Record run ``key``'s value at ``rung`` (maximised). Re-reporting the same value is a no-op (so a
+        """Record run `key`'s value at `rung` (maximised). Re-reporting the same value is a no-op (so a
         state can be rebuilt from a framework's storage); a different value for a recorded rung, a NaN or
-        infinite value, or a rung outside ``0..M−1`` raises ValueError and changes nothing."""
+        infinite value, or a rung outside `0..M−1` raises ValueError and changes nothing."""
         check_int("rung", rung, 0, self.M - 1)
         v = float(value)
         if not math.isfinite(v):
@@ -423,10 +427,10 @@ class RungEliminator:
     def report_many(
         self, keys: Sequence[Hashable], values: Any, *, index: Sequence[int] | None = None, trusted: bool = False
     ) -> None:
-        """Bulk :meth:`report`: ``values[i, m]`` is run ``keys[i]``'s value at rung ``m`` (NaN: none). Runs are
-        registered in order (``index`` as in :meth:`register`); rungs already recorded keep their value when
+        """Bulk :meth:`report`: `values[i, m]` is run `keys[i]`'s value at rung `m` (NaN: none). Runs are
+        registered in order (`index` as in :meth:`register`); rungs already recorded keep their value when
         the new one is equal and raise ValueError otherwise (nothing is changed then). Vectorised: the way to
-        rebuild an engine from a framework's storage. ``trusted=True`` (an adapter's own unique int or str
+        rebuild an engine from a framework's storage. `trusted=True` (an adapter's own unique int or str
         keys on an engine that has none of them yet) skips the per-key checks."""
         v = np.asarray(values, dtype=float)
         keys = list(keys)
@@ -516,13 +520,13 @@ class RungEliminator:
             raise KeyError(f"unknown run {key!r}") from None
 
     def status(self, key: Hashable) -> str:
-        """``"running"``, ``"stopped"`` (by the rule), ``"halted"`` (by the ``eta`` cut), ``"finished"``
-        (reached the top rung) or ``"lost"``."""
+        """`"running"`, `"stopped"` (by the rule), `"halted"` (by the `eta` cut), `"finished"`
+        (reached the top rung) or `"lost"`."""
         return _STATUS_NAMES[int(self._status[self._row(key)])]
 
     def statuses(self) -> np.ndarray:
-        """The status code of every run, in registration order (``RUNNING``, ``STOPPED``, ``HALTED``,
-        ``FINISHED``, ``LOST``; a copy) — for adapters that decide over many runs at once."""
+        """The status code of every run, in registration order (`RUNNING`, `STOPPED`, `HALTED`,
+        `FINISHED`, `LOST`; a copy) — for adapters that decide over many runs at once."""
         return self._status[: len(self._keys)].copy()
 
     def reached_all(self) -> np.ndarray:
@@ -550,8 +554,8 @@ class RungEliminator:
         return 6.0 * self.delta / (math.pi**2 * k * k)
 
     def radius(self, key: Hashable, rung: int) -> float:
-        """The confidence radius of run ``key``'s value at ``rung``: ``B_i(m)`` of the IISE rule, or for the
-        racing rule the one-sided lower radius ``b_i(m)`` below the top and ``B_i`` at the top."""
+        """The confidence radius of run `key`'s value at `rung`: `B_i(m)` of the IISE rule, or for the
+        racing rule the one-sided lower radius `b_i(m)` below the top and `B_i` at the top."""
         row = np.array([self._row(key)])
         if self.rule == "race":
             r = self._race_top(row) if rung == self.M - 1 else self._race_low(row, rung)
@@ -568,7 +572,7 @@ class RungEliminator:
         return s * subgaussian_radius(self.replicas, d / 2.0, 1.0)
 
     def _race_low(self, rows: np.ndarray, rung: int | np.ndarray) -> np.ndarray:
-        """Racing: one-sided lower radius at ``rung`` (below the top): ``δ/(3M)`` with fixed arms, else per run
+        """Racing: one-sided lower radius at `rung` (below the top): `δ/(3M)` with fixed arms, else per run
         (none with a curve-aware bound: it is calibrated on observed values)."""
         s = self.sigma[rung] if self.curve_bound is None else np.zeros(np.shape(self.sigma[rung]))
         if rows.size == 0 or np.all(s == 0.0):
@@ -582,7 +586,7 @@ class RungEliminator:
         return s * subgaussian_radius(self.replicas, d, 1.0)
 
     def _race_top(self, rows: np.ndarray) -> np.ndarray:
-        """Racing: the top-rung radius, ``δ/(3K)`` (``δ_k/3``) per run and side (none with a curve-aware bound)."""
+        """Racing: the top-rung radius, `δ/(3K)` (`δ_k/3`) per run and side (none with a curve-aware bound)."""
         s = float(self.sigma[self.M - 1]) if self.curve_bound is None else 0.0
         if s == 0.0 or rows.size == 0:
             return np.zeros(rows.shape)
@@ -590,9 +594,9 @@ class RungEliminator:
 
     # ------------------------------------------------------------------ racing
     def _update_upper(self, rows: np.ndarray) -> None:
-        """Recompute ``U_i`` for ``rows``: the tightest optimistic bound on the final value over the rungs
+        """Recompute `U_i` for `rows`: the tightest optimistic bound on the final value over the rungs
         reported (each rung gives a valid bound on the event of the module docstring); a top-rung value
-        gives ``v(M) + B``."""
+        gives `v(M) + B`."""
         self._inc = None  # the incumbent is found again when asked (values may have changed in bulk)
         if self.curve_bound is not None:
             self._update_upper_curve(rows)
@@ -618,7 +622,7 @@ class RungEliminator:
         self._est[rows] = np.where(r < 0, np.inf, est)
 
     def _curve_inputs(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Values below the top of ``rows``, their previous rung's values and the two fractions (broadcast)."""
+        """Values below the top of `rows`, their previous rung's values and the two fractions (broadcast)."""
         top = self.M - 1
         v = self._vals[rows, :top]
         prev = np.concatenate([np.full((rows.size, 1), np.nan), self._vals[rows, : top - 1]], axis=1)
@@ -627,8 +631,8 @@ class RungEliminator:
         return v, prev, f, pf
 
     def _update_upper_curve(self, rows: np.ndarray) -> None:
-        """``U_i`` with the curve-aware bound: ``min_m v_i(m) + ĝ(x_i(m))`` (``v_i(M)`` at the top), and the
-        estimate ``v_i(r) + q_med(x_i(r))`` at the run's highest rung ``r``."""
+        """`U_i` with the curve-aware bound: `min_m v_i(m) + ĝ(x_i(m))` (`v_i(M)` at the top), and the
+        estimate `v_i(r) + q_med(x_i(r))` at the run's highest rung `r`."""
         cb = self.curve_bound
         assert cb is not None
         top = self.M - 1
@@ -706,8 +710,8 @@ class RungEliminator:
         return s * math.sqrt(2.0 * math.log(1.0 / d) / self.replicas)
 
     def _refine_curve(self, rows: np.ndarray) -> bool:
-        """Raise the curve bound's λ to the largest score of the top-rung runs ``rows`` where a run's curve
-        exceeded it (see ``refine``); every bound is then recomputed. Returns whether it was raised."""
+        """Raise the curve bound's λ to the largest score of the top-rung runs `rows` where a run's curve
+        exceeded it (see `refine`); every bound is then recomputed. Returns whether it was raised."""
         cb = self.curve_bound
         assert cb is not None
         top = self.M - 1
@@ -735,7 +739,7 @@ class RungEliminator:
         return True
 
     def _refine(self, rows: np.ndarray) -> bool:
-        """Raise ζ⁺ where the top-rung runs ``rows`` improved by more than it allows (see ``refine``); every bound
+        """Raise ζ⁺ where the top-rung runs `rows` improved by more than it allows (see `refine`); every bound
         is then recomputed. Returns whether it was raised."""
         b = self.race_bias
         assert b is not None
@@ -791,7 +795,7 @@ class RungEliminator:
         self._update_upper(np.arange(n))
 
     def incumbent(self) -> tuple[Hashable | None, float]:
-        """Racing: the run with the best top-rung lower bound ``v_j(M) − B_j`` and that bound (``−inf`` when
+        """Racing: the run with the best top-rung lower bound `v_j(M) − B_j` and that bound (`−inf` when
         no run has reached the top)."""
         if self._inc is not None:
             row, lcb = self._inc
@@ -808,9 +812,9 @@ class RungEliminator:
         return self._keys[int(rows[i])], float(lcb[i])
 
     def priority(self, key: Hashable) -> float:
-        """Racing: the promotion priority of run ``key`` (``inf`` before its first value): its estimated final
-        value (``order="estimate"``), its optimistic bound ``U_i`` (``order="bound"``), or its rung and then its
-        value there (``order="depth"``)."""
+        """Racing: the promotion priority of run `key` (`inf` before its first value): its estimated final
+        value (`order="estimate"`), its optimistic bound `U_i` (`order="bound"`), or its rung and then its
+        value there (`order="depth"`)."""
         self._need_race()
         row = self._row(key)
         if self.order == "depth":  # one run: no array over all runs (the race policy asks at every pull)
@@ -821,7 +825,7 @@ class RungEliminator:
         return float((self._est if self.order == "estimate" else self._upper)[row])
 
     def upper_bound(self, key: Hashable) -> float:
-        """Racing: ``U_i``, the optimistic bound on run ``key``'s final value (``inf`` before its first value)."""
+        """Racing: `U_i`, the optimistic bound on run `key`'s final value (`inf` before its first value)."""
         self._need_race()
         return float(self._upper[self._row(key)])
 
@@ -836,7 +840,7 @@ class RungEliminator:
         return self._est if self.order == "estimate" else self._upper
 
     def ranked(self, keys: Iterable[Hashable]) -> list[Hashable]:
-        """Racing: ``keys`` in promotion order — decreasing priority, ties in registration order."""
+        """Racing: `keys` in promotion order — decreasing priority, ties in registration order."""
         self._need_race()
         rows = np.array([self._row(k) for k in keys], dtype=np.int64)
         if rows.size == 0:
@@ -845,7 +849,7 @@ class RungEliminator:
         return [self._keys[int(rows[i])] for i in order.tolist()]
 
     def first(self, keys: Iterable[Hashable]) -> Hashable | None:
-        """Racing: the running run among ``keys`` that :meth:`ranked` puts first (None if none is running) —
+        """Racing: the running run among `keys` that :meth:`ranked` puts first (None if none is running) —
         in O(len(keys)), for a scheduler choosing which paused trial to resume."""
         self._need_race()
         rows = np.array([self._row(k) for k in keys], dtype=np.int64)
@@ -859,8 +863,8 @@ class RungEliminator:
         return self._keys[int(best)]
 
     def eliminate(self, keys: Iterable[Hashable] | None = None) -> list[Hashable]:
-        """Racing: stop every running run (default: all; else among ``keys``) that cannot beat the incumbent,
-        ``U_i < L``. Call it when a run reaches the top (a paused run may then be stopped without being
+        """Racing: stop every running run (default: all; else among `keys`) that cannot beat the incumbent,
+        `U_i < L`. Call it when a run reaches the top (a paused run may then be stopped without being
         resumed). Returns the keys stopped, in registration order."""
         self._need_race()
         _, lcb = self.incumbent()
@@ -883,9 +887,9 @@ class RungEliminator:
         which would prefer an unfinished run by the selection effect of taking a maximum). A run trained to
         full fidelity therefore loses to a lower-rung run only if that run is already better than it where
         it stands (on a metric that improves with training it can only get better); ties go to the higher
-        rung, then to registration order. This is the answer rule of Ray Tune's ``scope="last"``, so an
+        rung, then to registration order. This is the answer rule of Ray Tune's `scope="last"`, so an
         anytime schedule that does ASHA's work first answers as ASHA does. Runs stopped by the rule are
-        excluded. Returns ``(key, rung it rests on, value)``."""
+        excluded. Returns `(key, rung it rests on, value)`."""
         n = len(self._keys)
         rows = np.flatnonzero(np.isin(self._status[:n], (RUNNING, FINISHED, LOST)) & (self._reached[:n] >= 0))
         if rows.size == 0:
@@ -897,10 +901,10 @@ class RungEliminator:
 
     def promotable(self, eta: float, *, exclude: Iterable[Hashable] = ()) -> list[Hashable]:
         """ASHA's promotions (Li et al. 2020, *A System for Massively Parallel Hyperparameter Tuning*, MLSys,
-        Algorithm 2): running runs paused at a rung ``m`` below the top whose value is among the best
-        ``max(1, ⌊n_m / η⌋)`` of the ``n_m`` values recorded at ``m`` (the best always, as Optuna's
-        ``SuccessiveHalvingPruner`` and Ray's ``ASHAScheduler`` let the first run at a rung go on); highest rung
-        first, then best value. ``exclude``:
+        Algorithm 2): running runs paused at a rung `m` below the top whose value is among the best
+        `max(1, ⌊n_m / η⌋)` of the `n_m` values recorded at `m` (the best always, as Optuna's
+        `SuccessiveHalvingPruner` and Ray's `ASHAScheduler` let the first run at a rung go on); highest rung
+        first, then best value. `exclude`:
         runs that are busy. The anytime schedule (:mod:`mf_sched.racing.schedule`) does this work first."""
         n = len(self._keys)
         if n == 0:
@@ -930,7 +934,7 @@ class RungEliminator:
             raise ValueError("this method belongs to the racing rule: build the engine with rule='race'")
 
     def _rung_evidence(self, rung: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows with a value at ``rung``, their values and radii."""
+        """Rows with a value at `rung`, their values and radii."""
         n = len(self._keys)
         v = self._vals[:n, rung]
         rows = np.flatnonzero(~np.isnan(v))
@@ -938,7 +942,7 @@ class RungEliminator:
 
     # ------------------------------------------------------------------ decisions
     def _dominated(self, rows: np.ndarray, rung: int) -> tuple[np.ndarray, np.ndarray]:
-        """For ``rows`` with a value at ``rung``: (stopped by the rule, halted by the eta cut)."""
+        """For `rows` with a value at `rung`: (stopped by the rule, halted by the eta cut)."""
         erows, ev, er = self._rung_evidence(rung)
         if rows.size == 0 or erows.size == 0:
             z = np.zeros(rows.size, dtype=bool)
@@ -997,10 +1001,10 @@ class RungEliminator:
         return False
 
     def decide_rung(self, rung: int, keys: Iterable[Hashable] | None = None) -> list[Hashable]:
-        """Synchronous decision at ``rung``: among ``keys`` (default: every running or finished run with a
-        value there), stop those the rule eliminates against all values recorded at ``rung``;
-        simultaneous, as in IISE. Returns the stopped (and, with ``eta``, halted) keys in registration
-        order. Runs without a value at ``rung`` are skipped. With ``rule="race"`` the runs at ``rung`` are
+        """Synchronous decision at `rung`: among `keys` (default: every running or finished run with a
+        value there), stop those the rule eliminates against all values recorded at `rung`;
+        simultaneous, as in IISE. Returns the stopped (and, with `eta`, halted) keys in registration
+        order. Runs without a value at `rung` are skipped. With `rule="race"` the runs at `rung` are
         checked against the incumbent (:meth:`eliminate`)."""
         check_int("rung", rung, 0, self.M - 1)
         n = len(self._keys)
@@ -1027,7 +1031,7 @@ class RungEliminator:
     # ------------------------------------------------------------------ answer
     @property
     def cost(self) -> float:
-        """Resumable cost: ``Σ_i λ(highest rung of run i)``."""
+        """Resumable cost: `Σ_i λ(highest rung of run i)`."""
         n = len(self._keys)
         r = self._reached[:n]
         return float(self._costs[r[r >= 0]].sum())
@@ -1094,7 +1098,7 @@ class RungEliminator:
 
     @property
     def violated_by(self) -> tuple[Hashable, ...]:
-        """Runs of this study whose observed curves exceeded the curve-aware bound in force (``refine`` then
+        """Runs of this study whose observed curves exceeded the curve-aware bound in force (`refine` then
         raised it): stops made before may have been wrong, so the certificate certifies no ε."""
         return tuple(self.curve_bound.raised_by) if self.curve_bound is not None else ()
 
@@ -1112,8 +1116,8 @@ class RungEliminator:
         return "ladder γ" if self.bias == "gamma" else "ladder ζ"
 
     def rung_table(self) -> list[dict[str, Any]]:
-        """Per rung: runs with a value, runs stopped/halted there, best value and the bias margin (``2ζ(m)`` or
-        ``γ(m)`` for the IISE rule, ``ζ⁺(m)`` for the racing rule)."""
+        """Per rung: runs with a value, runs stopped/halted there, best value and the bias margin (`2ζ(m)` or
+        `γ(m)` for the IISE rule, `ζ⁺(m)` for the racing rule)."""
         n = len(self._keys)
         out = []
         for m in range(self.M):
@@ -1133,7 +1137,7 @@ class RungEliminator:
         return out
 
     def _margin(self, m: int) -> float:
-        """The bias margin shown per rung: ``2ζ(m)`` / ``γ(m)`` (IISE), ``ζ⁺(m)``, or the curve-aware bound's
+        """The bias margin shown per rung: `2ζ(m)` / `γ(m)` (IISE), `ζ⁺(m)`, or the curve-aware bound's
         gain for the best value recorded at the rung read as a first rung (an indication: it varies by run)."""
         if self.curve_bound is not None:
             n = len(self._keys)
@@ -1144,7 +1148,7 @@ class RungEliminator:
         return float(self.margin[m] if self.race_bias is None else self.race_bias.upper[m])
 
     def describe(self) -> str:
-        """One line per rung, for ``debug_string`` and logs."""
+        """One line per rung, for `debug_string` and logs."""
         c = self.certificate()
         lines = [
             f"RungEliminator ({self.rule}): {len(self)} runs, {c.counts.get('running', 0)} running, "

@@ -66,8 +66,9 @@ class SphinxRolesAndDoctests(griffe.Extension):
 
     Google-style parsing reads ``>>>`` lines as code only under an ``Examples:`` heading; elsewhere (free
     text, an ``Example:`` admonition) they would be Markdown paragraphs, where ``[0.2, 0.5][pull.arm]`` reads
-    as a reference link. A run of lines from a ``>>>`` line to the next blank line is fenced at its own
-    indentation; the docstrings themselves are untouched.
+    as a reference link. A run of lines from a ``>>>`` line to the next blank line is fenced at the
+    indentation of the text before it (an RST-style run indented under ``Example (...):`` would otherwise be
+    a Markdown indented code block showing the fence); the docstrings themselves are untouched.
     """
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
@@ -79,6 +80,8 @@ class SphinxRolesAndDoctests(griffe.Extension):
         out: list[str] = []
         in_fence = in_examples = False
         doctest_indent: str | None = None
+        text_indent = ""  # indentation of the last line of text (outside fences and doctest runs)
+        extra = 0  # how much deeper than that text the current doctest run is indented
         for line in obj.docstring.value.splitlines():
             stripped = line.lstrip()
             indent = line[: len(line) - len(stripped)]
@@ -90,9 +93,51 @@ class SphinxRolesAndDoctests(griffe.Extension):
             if stripped.startswith("```"):
                 in_fence = not in_fence
             elif not in_fence and not in_examples and doctest_indent is None and stripped.startswith(">>>"):
-                out.append(indent + "```pycon")
-                doctest_indent = indent
+                extra = max(0, len(indent) - len(text_indent))
+                doctest_indent = indent[extra:]
+                out.append(doctest_indent + "```pycon")
+            elif stripped and not in_fence and doctest_indent is None:
+                text_indent = indent
+            if doctest_indent is not None and line[:extra].isspace():
+                line = line[extra:]
             out.append(line)
         if doctest_indent is not None:
             out.append(doctest_indent + "```")
         obj.docstring.value = "\n".join(out)
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters):[ \t]*$", re.M)
+
+
+def _args_block(text: str) -> str | None:
+    """The `Args:` section of a Google-style docstring (its heading and indented entries), or None."""
+    match = _SECTION.search(text)
+    if match is None:
+        return None
+    lines = text[match.start() :].splitlines()
+    block = [lines[0]]
+    for line in lines[1:]:
+        if line.strip() and not line[:1].isspace():
+            break
+        block.append(line)
+    return "\n".join(block).rstrip()
+
+
+class InheritedArgs(griffe.Extension):
+    """Give a class that only names its base (no `__init__`, no `Args:` of its own) the base's `Args:` section.
+
+    `IISEScheduler` is `RungScheduler` with other defaults in the docstring only; its reference entry shows
+    `RungScheduler`'s constructor, so it lists the same arguments, one entry each, without a second copy of
+    the text to keep in step. Only bases defined in the same module are followed.
+    """
+
+    def on_class_members(self, *, cls: griffe.Class, **kwargs: Any) -> None:
+        if "__init__" in cls.members or cls.docstring is None or _args_block(cls.docstring.value):
+            return
+        for base in cls.bases:
+            parent = cls.parent.members.get(str(base)) if cls.parent is not None else None
+            if isinstance(parent, griffe.Class) and parent.docstring is not None:
+                block = _args_block(parent.docstring.value)
+                if block:
+                    cls.docstring.value = cls.docstring.value.rstrip() + "\n\n" + block
+                    return

@@ -1,6 +1,6 @@
-"""The ``mf-sched`` command line (:mod:`~mf_sched.cli.app`; ``mf-sched calibrate`` in
-:mod:`~mf_sched.cli._calibrate_cli`). ``main`` is re-exported here for the console script and
-``python -m mf_sched.cli``."""
+"""The `mf-sched` command line (:mod:`~mf_sched.cli.app`; `mf-sched calibrate` in
+:mod:`~mf_sched.cli._calibrate_cli`). `main` is re-exported here for the console script and
+`python -m mf_sched.cli`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``python -m mf_sched.cli``: the same as the ``mf-sched`` console script."""
+"""`python -m mf_sched.cli`: the same as the `mf-sched` console script."""
 
 from __future__ import annotations
 

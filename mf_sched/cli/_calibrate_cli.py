@@ -1,4 +1,4 @@
-"""``mf-sched calibrate``: estimate a fidelity ladder (ζ, γ, σ, λ) from learning curves.
+"""`mf-sched calibrate`: estimate a fidelity ladder (ζ, γ, σ, λ) from learning curves.
 
 mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95
     CURVES                 a CSV file (long: one row per observation; or --layout list) or a named
@@ -47,7 +47,7 @@ def probability(text: str) -> float:
 
 
 def add_calibrate(sub: Any) -> None:
-    """Register the ``calibrate`` subcommand on an argparse subparsers object."""
+    """Register the `calibrate` subcommand on an argparse subparsers object."""
     p = sub.add_parser(
         "calibrate",
         help="estimate zeta, gamma, sigma and costs of a fidelity ladder from learning curves",

@@ -1,5 +1,5 @@
-"""What the ``mf-sched`` subcommands share: argparse value types, the two-column result table, loading an
-instance file with its assumption warnings on stderr, and the run options that ``simulate`` forwards.
+"""What the `mf-sched` subcommands share: argparse value types, the two-column result table, loading an
+instance file with its assumption warnings on stderr, and the run options that `simulate` forwards.
 
 >>> positive_float("2.5")
 2.5
@@ -37,7 +37,7 @@ T = TypeVar("T")
 
 
 def param(text: str) -> tuple[str, Any]:
-    """``--param KEY=VALUE``: the key as a Python name (``-`` read as ``_``), the value parsed as JSON (numbers,
+    """`--param KEY=VALUE`: the key as a Python name (`-` read as `_`), the value parsed as JSON (numbers,
     lists, true/false/null; never evaluated as code), else kept as the string.
 
     >>> param("pull-budget=300"), param("score=lagrangian")
@@ -57,7 +57,7 @@ def param(text: str) -> tuple[str, Any]:
 
 
 def positive_float(text: str) -> float:
-    """An argparse type: a number ``> 0`` (``inf`` allowed)."""
+    """An argparse type: a number `> 0` (`inf` allowed)."""
     try:
         v = float(text)
     except ValueError:
@@ -68,7 +68,7 @@ def positive_float(text: str) -> float:
 
 
 def nonnegative_float(text: str) -> float:
-    """An argparse type: a finite number ``>= 0``."""
+    """An argparse type: a finite number `>= 0`."""
     try:
         v = float(text)
     except ValueError:
@@ -79,7 +79,7 @@ def nonnegative_float(text: str) -> float:
 
 
 def seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds ``> 0``."""
+    """An argparse type: a finite number of seconds `> 0`."""
     v = positive_float(text)
     if v == float("inf"):
         raise argparse.ArgumentTypeError("expected a finite number of seconds")
@@ -87,7 +87,7 @@ def seconds(text: str) -> float:
 
 
 def int_at_least(low: int, note: str = "") -> Callable[[str], int]:
-    """An argparse type: an integer ``>= low`` (``note`` follows the bound in the error message)."""
+    """An argparse type: an integer `>= low` (`note` follows the bound in the error message)."""
 
     def parse(text: str) -> int:
         try:
@@ -102,14 +102,14 @@ def int_at_least(low: int, note: str = "") -> Callable[[str], int]:
 
 
 def print_table(rows: Sequence[tuple[str, Any]]) -> None:
-    """Print ``(label, value)`` rows as two columns, the labels left-aligned to the longest one."""
+    """Print `(label, value)` rows as two columns, the labels left-aligned to the longest one."""
     w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{w}}  {v}")
 
 
 def load_reporting_warnings(load: Callable[[str], T], path: str, category: type[Warning]) -> T:
-    """``load(path)``, printing each ``category`` warning it raises on stderr as ``warning: …``."""
+    """`load(path)`, printing each `category` warning it raises on stderr as `warning: …`."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", category)
         loaded = load(path)
@@ -119,7 +119,7 @@ def load_reporting_warnings(load: Callable[[str], T], path: str, category: type[
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``simulate`` options that every runner takes (runs, seed, budget, workers, completion, pull cap,
+    """The `simulate` options that every runner takes (runs, seed, budget, workers, completion, pull cap,
     processes, progress), as keyword arguments."""
     return {
         "runs": args.runs,

@@ -1,4 +1,4 @@
-"""``mf-sched simulate`` on a constrained instance file (one with ``"thresholds"``): the mixture policies."""
+"""`mf-sched simulate` on a constrained instance file (one with `"thresholds"`): the mixture policies."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["cli_simulate"]
 
 
 def cli_simulate(args: Any) -> int:
-    """``mf-sched simulate`` for a constrained instance file (called by :mod:`mf_sched.cli.app`)."""
+    """`mf-sched simulate` for a constrained instance file (called by :mod:`mf_sched.cli.app`)."""
     from mf_sched.registry import get_policy
     from mf_sched.sim.instance import AssumptionWarning
 

@@ -1,4 +1,4 @@
-"""``mf-sched report``: one self-contained HTML page for a raced Optuna study or Ray Tune experiment.
+"""`mf-sched report`: one self-contained HTML page for a raced Optuna study or Ray Tune experiment.
 
 mf-sched report STORAGE_OR_FOLDER [--study NAME] [-o PATH] [--static]
     STORAGE_OR_FOLDER   an Optuna storage (sqlite:///study.db, postgresql://..., a SQLite or journal file) or a
@@ -21,7 +21,7 @@ __all__ = ["add_report"]
 
 
 def add_report(sub: Any) -> None:
-    """Register the ``report`` subcommand on an argparse subparsers object."""
+    """Register the `report` subcommand on an argparse subparsers object."""
     p = sub.add_parser(
         "report",
         help="write one HTML page (race plot, certificate, runs) for an Optuna study or a Ray Tune experiment",

@@ -1,4 +1,4 @@
-"""Command line: ``mf-sched policies``, ``mf-sched simulate``, ``mf-sched calibrate`` and ``mf-sched report``.
+"""Command line: `mf-sched policies`, `mf-sched simulate`, `mf-sched calibrate` and `mf-sched report`.
 
     mf-sched policies [--json]
     mf-sched simulate --policy NAME --instance FILE|NAME [--delta D] [--runs N] [--seed S] [--workers W]
@@ -6,33 +6,35 @@
                       [--semantics independent|resumable] [--max-pulls N] [--jobs J]
                       [--json] [--per-run] [--no-progress] [--no-bounds] [--bounds-time-limit S]
 
-A constrained instance file (one with ``"thresholds"``, see :mod:`mf_sched.constrained.instance`) is run by the
-mixture policies (``sfsr``, ``uslp``) with ``--param pull_budget=N``; the JSON then reports the error
+A constrained instance file (one with `"thresholds"`, see :mod:`mf_sched.constrained.instance`) is run by the
+mixture policies (`sfsr`, `uslp`) with `--param pull_budget=N`; the JSON then reports the error
 rate of the support (Wilson interval), pulls used, regret and constraint violations of the mixture.
 
-``simulate --json`` prints one JSON object::
+`simulate --json` prints one JSON object:
 
-    {"policy", "runs", "delta", "error_rate", "cost": {"mean", "ci95", "median", "std"},
-     "lower_bound", "cost_over_lower_bound", "tight_lower_bound", "cost_over_tight_lower_bound",
-     "recommendations", ...}
+```text
+{"policy", "runs", "delta", "error_rate", "cost": {"mean", "ci95", "median", "std"},
+ "lower_bound", "cost_over_lower_bound", "tight_lower_bound", "cost_over_tight_lower_bound",
+ "recommendations", ...}
+```
 
-``lower_bound`` is Wang et al. (2023) Thm 3.1 (= Poiani et al. 2022 Thm 1); ``tight_lower_bound`` is the
-tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)`` (Gaussian instances; null otherwise).
+`lower_bound` is Wang et al. (2023) Thm 3.1 (= Poiani et al. 2022 Thm 1); `tight_lower_bound` is the
+tight bound of Poiani et al. (2024), `C*(µ) · kl(δ, 1 − δ)` (Gaussian instances; null otherwise).
 
-``mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95`` estimates a
+`mf-sched calibrate CURVES --metric NAME --mode max|min --fidelities 1,3,9,27 --quantile 0.95` estimates a
 ladder from learning curves (see :mod:`mf_sched.cli._calibrate_cli`).
 
-``mf-sched report STORAGE_OR_FOLDER [--study NAME] [-o PATH]`` writes one HTML page (race plot, certificate, the
+`mf-sched report STORAGE_OR_FOLDER [--study NAME] [-o PATH]` writes one HTML page (race plot, certificate, the
 runs and their fate) for an Optuna study or a Ray Tune experiment (see :mod:`mf_sched.visualization.report`).
 
 Errors (bad arguments, invalid instance files) print a one-line message on stderr and exit with code 2;
 Ctrl-C stops every worker process and exits with code 130.
 
-Without ``--delta`` the policy's own default δ is used and reported. ``--param delta=…``/``budget=…`` are
-the same as ``--delta``/``--budget``; ``--param seed`` is refused (every run's seed derives from
-``--seed``). The lower bounds take at most ``--bounds-time-limit`` seconds (``--no-bounds`` skips them).
-When the best arm is not unique, a δ-correct policy would run forever: without ``--budget`` or
-``--max-pulls`` each run is capped at ``max(10,000, 100·K·M)`` pulls (a warning says so), and any tied
+Without `--delta` the policy's own default δ is used and reported. `--param delta=…`/`budget=…` are
+the same as `--delta`/`--budget`; `--param seed` is refused (every run's seed derives from
+`--seed`). The lower bounds take at most `--bounds-time-limit` seconds (`--no-bounds` skips them).
+When the best arm is not unique, a δ-correct policy would run forever: without `--budget` or
+`--max-pulls` each run is capped at `max(10,000, 100·K·M)` pulls (a warning says so), and any tied
 arm counts as correct.
 """
 
@@ -155,7 +157,7 @@ TIE_MAX_PULLS = 10_000
 
 
 def _split_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``--param`` pairs, with ``delta`` and ``budget`` moved to their own options and ``seed`` refused."""
+    """`--param` pairs, with `delta` and `budget` moved to their own options and `seed` refused."""
     params = dict(args.param)
     for key, opt in (("delta", "--delta"), ("budget", "--budget")):
         if key not in params:

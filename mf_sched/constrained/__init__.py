@@ -4,7 +4,7 @@
 (the simulator of the mixture policies and its error rates), :mod:`~mf_sched.constrained.tang2024` (the paper's
 instances), :mod:`~mf_sched.constrained.mixture` (the optimal mixture of the LP) and
 :mod:`~mf_sched.constrained.mixture_hardness` (the instance hardness of the mixture problem). The public names
-of the first three are re-exported here (they were one module, ``mf_sched.constrained``, before).
+of the first three are re-exported here (they were one module, `mf_sched.constrained`, before).
 """
 
 from __future__ import annotations

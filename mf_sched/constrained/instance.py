@@ -1,23 +1,25 @@
 """Constrained best-mixed-arm instances (Tang et al. 2024): the instance, its file format and its loader.
 
-An instance has ``K`` arms with a mean reward ``r_a`` and ``L`` mean costs ``c_{l,a}``, thresholds
-``c̄``, a noise model, and optionally *known* arms (exact means, never pulled). Its answer is the
-optimal mixture of the LP ``max rᵀp s.t. c p ≤ c̄`` (:mod:`mf_sched.constrained.mixture`), or "infeasible".
+An instance has `K` arms with a mean reward `r_a` and `L` mean costs `c_{l,a}`, thresholds
+`c̄`, a noise model, and optionally *known* arms (exact means, never pulled). Its answer is the
+optimal mixture of the LP `max rᵀp s.t. c p ≤ c̄` (:mod:`mf_sched.constrained.mixture`), or "infeasible".
 
-File format (JSON; files with a ``"thresholds"`` key are constrained instances, so
-``mf-sched simulate`` tells them from the multi-fidelity ones)::
+File format (JSON; files with a `"thresholds"` key are constrained instances, so
+`mf-sched simulate` tells them from the multi-fidelity ones):
 
-    {"rewards": [r_1, …, r_K],
-     "costs": [[c_{1,1}, …, c_{L,1}], …],          # K rows (one per arm) of L costs
-     "thresholds": [c̄_1, …, c̄_L],
-     "noise": {"kind": "gaussian", "sigma_reward": 1.0, "sigma_cost": 0.5},   # sigma_cost: number or L
-     "known": [arm, …],                              # optional: arms whose means are known exactly
-     "arm_names": ["…", …], "cost_names": ["…", …],  # optional labels
-     "name": "…", "source": "…"}
+```text
+{"rewards": [r_1, …, r_K],
+ "costs": [[c_{1,1}, …, c_{L,1}], …],          # K rows (one per arm) of L costs
+ "thresholds": [c̄_1, …, c̄_L],
+ "noise": {"kind": "gaussian", "sigma_reward": 1.0, "sigma_cost": 0.5},   # sigma_cost: number or L
+ "known": [arm, …],                              # optional: arms whose means are known exactly
+ "arm_names": ["…", …], "cost_names": ["…", …],  # optional labels
+ "name": "…", "source": "…"}
+```
 
-A second noise kind replays real measurements: ``{"kind": "empirical"}`` with ``"samples"``: one list
-per arm of observed vectors ``[reward, cost_1, …, cost_L]``; a pull draws one of them uniformly at
-random and the means are the sample means (``rewards``/``costs`` may then be omitted, and must match
+A second noise kind replays real measurements: `{"kind": "empirical"}` with `"samples"`: one list
+per arm of observed vectors `[reward, cost_1, …, cost_L]`; a pull draws one of them uniformly at
+random and the means are the sample means (`rewards`/`costs` may then be omitted, and must match
 when given). Loading validates every field and never evaluates anything.
 """
 
@@ -59,10 +61,10 @@ _ENUMERATION_LIMIT = 300_000  # bases enumerated to check Assumption 1 (beyond: 
 
 @dataclass(frozen=True)
 class ConstrainedNoise:
-    """How a constrained instance draws one pull ``[reward, cost_1, …, cost_L]``.
+    """How a constrained instance draws one pull `[reward, cost_1, …, cost_L]`.
 
-    ``kind="gaussian"``: independent ``N(r_a, σ_r²)`` and ``N(c_{l,a}, σ_{c,l}²)`` (the paper's model);
-    ``kind="empirical"``: one of the arm's recorded vectors, uniformly at random.
+    `kind="gaussian"`: independent `N(r_a, σ_r²)` and `N(c_{l,a}, σ_{c,l}²)` (the paper's model);
+    `kind="empirical"`: one of the arm's recorded vectors, uniformly at random.
     """
 
     kind: str
@@ -106,13 +108,16 @@ class ConstrainedInstance:
     """A simulated constrained best-mixed-arm instance.
 
     Args:
-        rewards: ``r`` (K,).
-        costs: ``c`` as a K×L matrix (one row of L costs per arm).
-        thresholds: ``c̄`` (L,).
+        rewards: `r` (K,).
+        costs: `c` as a K×L matrix (one row of L costs per arm).
+        thresholds: `c̄` (L,).
         noise: a :class:`ConstrainedNoise` or its dict.
         known: indices of arms whose means are known exactly (never pulled).
-        samples: for ``noise.kind == "empirical"``: per arm, an (n_a, 1 + L) array of recorded pulls.
-        arm_names, cost_names, name, source: labels.
+        samples: for `noise.kind == "empirical"`: per arm, an (n_a, 1 + L) array of recorded pulls.
+        arm_names: labels of the arms.
+        cost_names: labels of the costs.
+        name: label of the instance.
+        source: where the instance came from (free text).
 
     Example:
         >>> inst = ConstrainedInstance([0.5, 1.0, 0.3], [[0.5], [1.5], [0.9]], [1.0],
@@ -200,12 +205,12 @@ class ConstrainedInstance:
 
     @property
     def unknown_arms(self) -> np.ndarray:
-        """Arms a policy pulls (its arms ``0..K0−1`` in this order)."""
+        """Arms a policy pulls (its arms `0..K0−1` in this order)."""
         return np.flatnonzero(~self.known)
 
     @property
     def known_arms(self) -> np.ndarray:
-        """Arms with known means (a policy's arms ``K0..K−1`` in this order)."""
+        """Arms with known means (a policy's arms `K0..K−1` in this order)."""
         return np.flatnonzero(self.known)
 
     @property
@@ -223,7 +228,7 @@ class ConstrainedInstance:
 
     @cached_property
     def optimum(self) -> Mixture:
-        """The true optimal mixture (the identification target ``I*``), or the infeasible marker."""
+        """The true optimal mixture (the identification target `I*`), or the infeasible marker."""
         if math.comb(self.K + self.L, self.L + 1) > _ENUMERATION_LIMIT:
             m = solve_mixture_lp(self.rewards, self.costs, self.thresholds, note="true LP optimum")
         else:
@@ -275,7 +280,7 @@ class ConstrainedInstance:
 
     # ----------------------------------------------------------------------------- sampling
     def sample(self, arms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One pull ``[reward, costs…]`` per entry of ``arms`` (instance arm indices), shape (n, 1 + L)."""
+        """One pull `[reward, costs…]` per entry of `arms` (instance arm indices), shape (n, 1 + L)."""
         arms = np.asarray(arms, dtype=np.int64)
         if self._samples is None:
             assert self.noise.sigma_reward is not None and self.noise.sigma_cost is not None
@@ -344,7 +349,7 @@ class ConstrainedInstance:
 
 
 def is_constrained_file(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` holds a constrained instance (a JSON object with a ``"thresholds"`` key)."""
+    """True when `path` holds a constrained instance (a JSON object with a `"thresholds"` key)."""
     try:
         data = read_instance_json(path)
     except (FileNotFoundError, ValueError):

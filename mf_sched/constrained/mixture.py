@@ -1,22 +1,22 @@
 """Linear programs of constrained best *mixed* arm identification (Tang, Jain, Nayyar, Nuzzo 2024).
 
 Paper: *Pure Exploration for Constrained Best Mixed Arm Identification with a Fixed Budget*
-(arXiv 2405.15090v1), Section 2–3 (eqs. 1–8). K arms, arm ``a`` has a mean reward ``r_a`` and ``L`` mean
-costs ``c_{l,a}``; a *mixed arm* ``p`` (a distribution over arms) is deployed by drawing arm ``a`` with
-probability ``p_a``. The best mixed arm solves
+(arXiv 2405.15090v1), Section 2–3 (eqs. 1–8). K arms, arm `a` has a mean reward `r_a` and `L` mean
+costs `c_{l,a}`; a *mixed arm* `p` (a distribution over arms) is deployed by drawing arm `a` with
+probability `p_a`. The best mixed arm solves
 
     (LP)    max_p  rᵀp   s.t.   Σ_a c_{l,a} p_a ≤ c̄_l  (l = 1..L),   p ≥ 0,  Σ_a p_a = 1.
 
-In standard form (eq. 3), with the slack ``s_l`` of constraint ``l`` treated as a *virtual arm*:
-``x = (p; s) ∈ ℝ^{K+L}``, ``µ = (r; 0_L)``, ``A = [[cᵀ-rows, I_L], [1_Kᵀ, 0_Lᵀ]]`` of shape
-``(L+1) × (K+L)`` and ``b = (c̄; 1)``: ``max {µᵀx : A x = b, x ≥ 0}`` (SFLP). **Indices are 0-based here**:
-arm ``a`` is column ``a`` (``0 ≤ a < K``) and the slack of constraint ``l`` (0-based) is column ``K + l``;
-the paper's arm ``a`` is our ``a − 1`` and its virtual arm ``K + l`` is our ``K + l − 1``.
+In standard form (eq. 3), with the slack `s_l` of constraint `l` treated as a *virtual arm*:
+`x = (p; s) ∈ ℝ^{K+L}`, `µ = (r; 0_L)`, `A = [[cᵀ-rows, I_L], [1_Kᵀ, 0_Lᵀ]]` of shape
+`(L+1) × (K+L)` and `b = (c̄; 1)`: `max {µᵀx : A x = b, x ≥ 0}` (SFLP). **Indices are 0-based here**:
+arm `a` is column `a` (`0 ≤ a < K`) and the slack of constraint `l` (0-based) is column `K + l`;
+the paper's arm `a` is our `a − 1` and its virtual arm `K + l` is our `K + l − 1`.
 
-A *basis* is a set ``J`` of ``L + 1`` columns with ``A_J`` invertible; it is *feasible* when
-``x_J = A_J^{-1} b ≥ 0`` (Definition 1) and its value is ``µ_Jᵀ x_J``. The answer of the identification
-problem is the support ``I*`` of the optimal basic solution, slacks of non-binding constraints included
-(Assumption 1: unique and non-degenerate, ``|I*| = L + 1``), or "infeasible".
+A *basis* is a set `J` of `L + 1` columns with `A_J` invertible; it is *feasible* when
+`x_J = A_J^{-1} b ≥ 0` (Definition 1) and its value is `µ_Jᵀ x_J`. The answer of the identification
+problem is the support `I*` of the optimal basic solution, slacks of non-binding constraints included
+(Assumption 1: unique and non-degenerate, `|I*| = L + 1`), or "infeasible".
 
 This module holds the LP machinery every constrained policy and runner shares:
 
@@ -25,14 +25,14 @@ This module holds the LP machinery every constrained policy and runner shares:
 * :func:`feasible_bases` — vectorised enumeration of the feasible bases of a set of columns.
 * :func:`iv_scores` — the intersection-value score of eq. (6) (no LP solver needed).
 * :func:`lagrangian_scores` — the Lagrangian score of eq. (8) from the empirical dual, solved with
-  ``scipy.optimize.linprog`` (HiGHS).
-* :func:`solve_mixture_lp` — the optimal mixture with ``linprog`` (HiGHS dual simplex, a vertex).
+  `scipy.optimize.linprog` (HiGHS).
+* :func:`solve_mixture_lp` — the optimal mixture with `linprog` (HiGHS dual simplex, a vertex).
 * :func:`best_basis` / :func:`check_assumption` — exact enumeration, the second-best basis value and
   Assumption 1.
 
-Tolerances (our choice: Tang et al. 2024 give none): a basis is singular when ``|det A_J|`` is at most
-``1e-12`` times the product of its column norms (scale-free Hadamard bound); ``x_J ≥ −1e-10`` counts as
-feasible; a variable is in a support when it is ``> 1e-9``.
+Tolerances (our choice: Tang et al. 2024 give none): a basis is singular when `|det A_J|` is at most
+`1e-12` times the product of its column norms (scale-free Hadamard bound); `x_J ≥ −1e-10` counts as
+feasible; a variable is in a support when it is `> 1e-9`.
 
 Example (two arms, one cost: the optimum mixes them so that the mean cost is exactly 1):
 
@@ -85,7 +85,7 @@ MAX_BASES = 5_000_000
 
 # ---------------------------------------------------------------------------------------------- problem
 def json_number(x: float | None) -> float | None:
-    """``x`` as a JSON-safe float (None for None, NaN and ±inf)."""
+    """`x` as a JSON-safe float (None for None, NaN and ±inf)."""
     return None if x is None or not math.isfinite(x) else float(x)
 
 
@@ -127,7 +127,7 @@ def check_problem(rewards: Any, costs: Any, thresholds: Any) -> tuple[np.ndarray
 
 
 def standard_form(rewards: Any, costs: Any, thresholds: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(µ, A, b)`` of the standard-form LP (SFLP), eq. (3): slacks are the virtual arms ``K..K+L−1``.
+    """`(µ, A, b)` of the standard-form LP (SFLP), eq. (3): slacks are the virtual arms `K..K+L−1`.
 
     >>> mu, A, b = standard_form([0.5, 1.0], [[0.5], [1.5]], [1.0])
     >>> mu.tolist(), A.tolist(), b.tolist()
@@ -152,15 +152,15 @@ class Mixture:
     """A mixed arm (the answer of constrained best mixed arm identification), or "no feasible mixture".
 
     Attributes:
-        feasible: False when no mixture satisfies the constraints (then ``support`` is empty).
-        support: the basis / support in standard-form indices, sorted: arms ``a < K`` and the slacks
-            ``K + l`` of non-binding constraints (the identification answer ``I*`` of the paper).
-        values: ``x_i`` for each index of ``support`` (arm weights and slack values).
-        n_arms: ``K``, to tell arms from slacks.
-        thresholds: ``c̄`` (length L).
-        reward: expected reward ``rᵀp`` under the means the mixture was computed from (NaN if infeasible).
-        costs: expected costs ``c p`` (length L; NaN if infeasible).
-        note: how it was obtained (e.g. ``"empirical LP"``), or why it is infeasible.
+        feasible: False when no mixture satisfies the constraints (then `support` is empty).
+        support: the basis / support in standard-form indices, sorted: arms `a < K` and the slacks
+            `K + l` of non-binding constraints (the identification answer `I*` of the paper).
+        values: `x_i` for each index of `support` (arm weights and slack values).
+        n_arms: `K`, to tell arms from slacks.
+        thresholds: `c̄` (length L).
+        reward: expected reward `rᵀp` under the means the mixture was computed from (NaN if infeasible).
+        costs: expected costs `c p` (length L; NaN if infeasible).
+        note: how it was obtained (e.g. `"empirical LP"`), or why it is infeasible.
         arm_labels: optional mapping of arm index to a user label (e.g. an architecture string).
 
     >>> m = Mixture.infeasible(n_arms=3, thresholds=[1.0], note="every arm costs more than 1")
@@ -194,7 +194,7 @@ class Mixture:
         thresholds: np.ndarray,
         note: str = "",
     ) -> Mixture:
-        """Build a feasible mixture from a basic solution (``support`` indices and their ``x`` values)."""
+        """Build a feasible mixture from a basic solution (`support` indices and their `x` values)."""
         K = rewards.size
         order = np.argsort(np.asarray(support, dtype=np.int64), kind="stable")
         sup = np.asarray(support, dtype=np.int64)[order]
@@ -230,7 +230,7 @@ class Mixture:
 
     @property
     def probabilities(self) -> np.ndarray:
-        """The full mixing vector ``p ∈ ℝ^K``."""
+        """The full mixing vector `p ∈ ℝ^K`."""
         p = np.zeros(self.n_arms)
         for a, w in zip(self.arms, self.weights):
             p[a] = w
@@ -238,7 +238,7 @@ class Mixture:
 
     @property
     def slack(self) -> tuple[float, ...]:
-        """``c̄_l − (c p)_l`` per constraint (NaN if infeasible)."""
+        """`c̄_l − (c p)_l` per constraint (NaN if infeasible)."""
         return tuple(t - c for t, c in zip(self.thresholds, self.costs))
 
     @property
@@ -278,7 +278,7 @@ class Mixture:
         return float(r @ p), c.T @ p
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe description (``arm_labels`` become ``labels`` of the support's arms)."""
+        """JSON-safe description (`arm_labels` become `labels` of the support's arms)."""
 
         num = json_number
 
@@ -341,7 +341,7 @@ def _combinations(n: int, m: int) -> np.ndarray:
 
 
 def _candidate_bases(n_cols: int, m: int, columns: np.ndarray | None) -> np.ndarray:
-    """Column index sets of all m-subsets of ``columns`` (all columns when None)."""
+    """Column index sets of all m-subsets of `columns` (all columns when None)."""
     if columns is None:
         return _combinations(n_cols, m)
     cols = np.asarray(columns, dtype=np.intp)
@@ -365,10 +365,10 @@ def _det3(a: list[list[np.ndarray]]) -> np.ndarray:
 
 
 def _solve_bases(A: np.ndarray, b: np.ndarray, bases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(ok, x)``: ``ok[i]`` when ``A[:, bases[i]]`` is non-singular; ``x[i] = A_J^{-1} b`` there.
+    """`(ok, x)`: `ok[i]` when `A[:, bases[i]]` is non-singular; `x[i] = A_J^{-1} b` there.
 
     1×1 to 3×3 (L ≤ 2) by Cramer's rule on whole columns of the stack (about ten times faster than
-    ``numpy.linalg`` on many tiny matrices); larger ones with ``numpy.linalg.solve``."""
+    `numpy.linalg` on many tiny matrices); larger ones with `numpy.linalg.solve`."""
     n, m = bases.shape
     x = np.full((n, m), np.nan)
     if n == 0:
@@ -401,8 +401,8 @@ def _solve_bases(A: np.ndarray, b: np.ndarray, bases: np.ndarray) -> tuple[np.nd
 
 @dataclass(frozen=True)
 class FeasibleBases:
-    """Feasible bases found by :func:`feasible_bases`: ``bases`` (n, L+1) column indices, ``x`` (n, L+1)
-    their basic solutions and ``values`` (n,) their objective values."""
+    """Feasible bases found by :func:`feasible_bases`: `bases` (n, L+1) column indices, `x` (n, L+1)
+    their basic solutions and `values` (n,) their objective values."""
 
     bases: np.ndarray
     x: np.ndarray
@@ -414,7 +414,7 @@ class FeasibleBases:
 
 
 def feasible_bases(mu: np.ndarray, A: np.ndarray, b: np.ndarray, columns: Any = None) -> FeasibleBases:
-    """All feasible bases of ``(A, b)`` whose columns lie in ``columns`` (default: all), vectorised.
+    """All feasible bases of `(A, b)` whose columns lie in `columns` (default: all), vectorised.
 
     >>> mu, A, b = standard_form([0.5, 1.0], [[0.5], [1.5]], [1.0])
     >>> fb = feasible_bases(mu, A, b)
@@ -430,9 +430,9 @@ def feasible_bases(mu: np.ndarray, A: np.ndarray, b: np.ndarray, columns: Any = 
 
 
 def iv_scores(mu: np.ndarray, A: np.ndarray, b: np.ndarray, alive: np.ndarray) -> np.ndarray:
-    """Intersection-value scores, eq. (6): for each column ``a`` in ``alive``, the best value among the
-    feasible bases (columns restricted to ``alive``) that contain ``a``; ``−inf`` when there is none and
-    for columns not alive. No LP solver: all ``C(|X|, L+1)`` bases are enumerated in one batch.
+    """Intersection-value scores, eq. (6): for each column `a` in `alive`, the best value among the
+    feasible bases (columns restricted to `alive`) that contain `a`; `−inf` when there is none and
+    for columns not alive. No LP solver: all `C(|X|, L+1)` bases are enumerated in one batch.
 
     >>> mu, A, b = standard_form([0.5, 1.0, 0.2], [[0.5], [1.5], [0.1]], [1.0])
     >>> iv_scores(mu, A, b, np.ones(4, dtype=bool)).round(4).tolist()
@@ -448,11 +448,11 @@ def iv_scores(mu: np.ndarray, A: np.ndarray, b: np.ndarray, alive: np.ndarray) -
 def lagrangian_scores(
     mu: np.ndarray, A: np.ndarray, b: np.ndarray, alive: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Lagrangian scores, eq. (8): the reduced costs ``(µ̂_X − Â_Xᵀ λ̂*)_a`` of the alive columns, with
-    ``λ̂*`` an optimal solution of the empirical dual ``min {bᵀλ : Â_Xᵀ λ ≥ µ̂_X}`` (λ free) solved with
-    ``scipy.optimize.linprog(method="highs")``. An unbounded dual (= infeasible restricted primal) gives
-    ``−inf`` everywhere. Returns ``(scores, λ̂*)`` (λ̂* None when unbounded). If HiGHS reports numerical
-    trouble the dual is recovered from the best feasible basis (``λᵀ = µ_Jᵀ A_J^{-1}``).
+    """Lagrangian scores, eq. (8): the reduced costs `(µ̂_X − Â_Xᵀ λ̂*)_a` of the alive columns, with
+    `λ̂*` an optimal solution of the empirical dual `min {bᵀλ : Â_Xᵀ λ ≥ µ̂_X}` (λ free) solved with
+    `scipy.optimize.linprog(method="highs")`. An unbounded dual (= infeasible restricted primal) gives
+    `−inf` everywhere. Returns `(scores, λ̂*)` (λ̂* None when unbounded). If HiGHS reports numerical
+    trouble the dual is recovered from the best feasible basis (`λᵀ = µ_Jᵀ A_J^{-1}`).
 
     >>> mu, A, b = standard_form([0.5, 1.0, 0.2], [[0.5], [1.5], [0.1]], [1.0])
     >>> s, lam = lagrangian_scores(mu, A, b, np.ones(4, dtype=bool))
@@ -484,7 +484,7 @@ def lagrangian_scores(
 
 # ---------------------------------------------------------------------------------------------- LP optimum
 def _lp_primal(mu: np.ndarray, A: np.ndarray, b: np.ndarray, cols: np.ndarray) -> tuple[int, np.ndarray | None]:
-    """HiGHS dual simplex on the columns ``cols``: (status, x over cols)."""
+    """HiGHS dual simplex on the columns `cols`: (status, x over cols)."""
     res = linprog(c=-mu[cols], A_eq=A[:, cols], b_eq=b, bounds=[(0, None)] * cols.size, method="highs-ds")
     if res.status == 0:
         return 0, np.asarray(res.x, dtype=float)
@@ -503,11 +503,13 @@ def solve_mixture_lp(
     """The optimal mixture of the LP (SFLP), or :meth:`Mixture.infeasible`.
 
     Args:
-        rewards, costs, thresholds: ``r`` (K,), ``c`` (K, L) and ``c̄`` (L,).
+        rewards: `r` (K,).
+        costs: `c` (K, L).
+        thresholds: `c̄` (L,).
         columns: restrict to these standard-form columns (arms and slacks; an excluded slack turns its
             constraint into an equality, as in SFSR after a virtual arm is rejected). Default: all.
-        method: ``"highs"`` (``linprog`` with HiGHS' dual simplex, which returns a vertex; the support is
-            ``{i : x_i > 1e-9}``, smaller than L+1 only for a degenerate optimum) or ``"enumerate"``
+        method: `"highs"` (`linprog` with HiGHS' dual simplex, which returns a vertex; the support is
+            `{i : x_i > 1e-9}`, smaller than L+1 only for a degenerate optimum) or `"enumerate"`
             (best feasible basis by enumeration; the exact basis even when degenerate).
 
     >>> solve_mixture_lp([0.5, 1.0], [[0.5], [1.5]], [1.0], method="enumerate").support
@@ -538,7 +540,7 @@ def solve_mixture_lp(
 
 
 def best_basis(rewards: Any, costs: Any, thresholds: Any, columns: Any = None) -> Mixture:
-    """The best feasible basis by exhaustive enumeration (same as ``solve_mixture_lp(method="enumerate")``)."""
+    """The best feasible basis by exhaustive enumeration (same as `solve_mixture_lp(method="enumerate")`)."""
     return solve_mixture_lp(rewards, costs, thresholds, columns=columns, method="enumerate")
 
 
@@ -549,10 +551,10 @@ class AssumptionCheck:
     Attributes:
         feasible: the LP has a feasible mixture.
         unique: the optimal value is attained by one basic solution only.
-        non_degenerate: the optimal basic solution has exactly ``L + 1`` positive coordinates.
+        non_degenerate: the optimal basic solution has exactly `L + 1` positive coordinates.
         optimum: the optimal :class:`Mixture` (infeasible marker when not feasible).
         second_value: best value among feasible bases whose basic solution is a different point.
-        value_gap: ``optimum.reward − second_value`` (a simple hardness indicator).
+        value_gap: `optimum.reward − second_value` (a simple hardness indicator).
     """
 
     feasible: bool

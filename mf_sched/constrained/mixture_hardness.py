@@ -3,32 +3,32 @@ of Tang, Jain, Nayyar, Nuzzo (2024), Section 4 (eqs. 9–15).
 
 Definitions (σ-weighted squared distances of the unknown arms' means; known arms and slacks fixed):
 
-* ``Δ_J²`` (eq. 9): the smallest move of ``(r, c)`` that keeps ``I*`` feasible and makes the basis ``J``
-  feasible with a value at least that of ``I*``;
-* ``Δ_a² = min {Δ_J² : a ∈ J}`` (eq. 10), sorted ``0 = Δ_(1) = … = Δ_(L+1) < Δ_(L+2) ≤ …``;
-* ``Δ_0²`` (eq. 11): the smallest move of the costs that makes ``A_{I*}`` singular or its BFS infeasible.
+* `Δ_J²` (eq. 9): the smallest move of `(r, c)` that keeps `I*` feasible and makes the basis `J`
+  feasible with a value at least that of `I*`;
+* `Δ_a² = min {Δ_J² : a ∈ J}` (eq. 10), sorted `0 = Δ_(1) = … = Δ_(L+1) < Δ_(L+2) ≤ …`;
+* `Δ_0²` (eq. 11): the smallest move of the costs that makes `A_{I*}` singular or its BFS infeasible.
 
 The paper defines them as infima (§4.1) and gives no algorithm; the computations are ours:
 
-* ``Δ_0²`` in **closed form**: with ``I* = S ∪ T`` (arms, slacks of the non-binding constraints) and
-  ``B`` the binding constraints, ``p_i`` reaches 0 exactly when ``c̄_B`` lies on the affine hull of the
-  other arms' binding-cost points, and ``s_l`` reaches 0 when ``c̄_{B∪{l}}`` lies on the affine hull of
+* `Δ_0²` in **closed form**: with `I* = S ∪ T` (arms, slacks of the non-binding constraints) and
+  `B` the binding constraints, `p_i` reaches 0 exactly when `c̄_B` lies on the affine hull of the
+  other arms' binding-cost points, and `s_l` reaches 0 when `c̄_{B∪{l}}` lies on the affine hull of
   the arms' points; the least move of points onto a common hyperplane through a fixed point is the
-  smallest eigenvalue ``G`` of ``Σ_{unknown} v vᵀ`` restricted to the directions orthogonal to the
-  known arms' vectors. (The ``det = 0`` branch of eq. 11 is never strictly closer.)
-* ``Δ_J²`` **numerically**: for fixed arm weights ``p`` (of ``J``'s arms) and ``q`` (of ``I*``'s arms)
-  the constraints are linear in ``(r̃, c̃)`` and separate by row, so the inner minimum is a projection
+  smallest eigenvalue `G` of `Σ_{unknown} v vᵀ` restricted to the directions orthogonal to the
+  known arms' vectors. (The `det = 0` branch of eq. 11 is never strictly closer.)
+* `Δ_J²` **numerically**: for fixed arm weights `p` (of `J`'s arms) and `q` (of `I*`'s arms)
+  the constraints are linear in `(r̃, c̃)` and separate by row, so the inner minimum is a projection
   in closed form (reward: onto a half-space; each cost row: onto ≤ 2 hyper-planes/half-spaces, by
-  enumerating active sets). The outer infimum over ``(p, q)`` (dimension ≤ 2L, non-convex) is taken on
+  enumerating active sets). The outer infimum over `(p, q)` (dimension ≤ 2L, non-convex) is taken on
   a grid of the closed simplices (vertices and faces included) and refined locally (Powell) for the
-  bases that decide each ``Δ_a``. Grid values are upper bounds; the refined values agree with a direct
+  bases that decide each `Δ_a`. Grid values are upper bounds; the refined values agree with a direct
   SLSQP minimisation of eq. (9) in the tests.
 
-Exponents: Theorem 2 (lower bound, any consistent algorithm, ``K0 = K`` only):
-``limsup −(1/N) log P(error) ≤ ½ min{Δ_0², Δ_(L+2)²}`` (eq. 13), USLP's ``1/(2K)`` of it (eq. 14);
-Theorem 1 / eq. (15) for SFSR: ``liminf −(1/N) log P(error) ≥ min{Δ_0²/K, Δ_(L+i)²/i}/(3((L+1)/2 + log K))``
-(the proof's ``3(L/2 + log K0)`` in eqs. 34–35 is a typo for ``3((L+1)/2 + log K0)``; eq. 29's ``n_k Δ_a``
-is ``n_k Δ_a²``).
+Exponents: Theorem 2 (lower bound, any consistent algorithm, `K0 = K` only):
+`limsup −(1/N) log P(error) ≤ ½ min{Δ_0², Δ_(L+2)²}` (eq. 13), USLP's `1/(2K)` of it (eq. 14);
+Theorem 1 / eq. (15) for SFSR: `liminf −(1/N) log P(error) ≥ min{Δ_0²/K, Δ_(L+i)²/i}/(3((L+1)/2 + log K))`
+(the proof's `3(L/2 + log K0)` in eqs. 34–35 is a typo for `3((L+1)/2 + log K0)`; eq. 29's `n_k Δ_a`
+is `n_k Δ_a²`).
 
 >>> h = hardness([0.5, 1.0, 0.3], [[0.5], [1.5], [0.9]], [1.0], sigma_reward=1.0, sigma_cost=0.5)
 >>> round(h.delta0_sq, 6)            # arm 0 (cost 0.5) or arm 1 (cost 1.5) moving to c̄: (0.5/0.5)² = 1
@@ -63,7 +63,7 @@ _TOL = 1e-12
 
 
 def simplex_grid(m: int, resolution: int) -> np.ndarray:
-    """All points of the closed ``m``-simplex whose coordinates are multiples of ``1/resolution``.
+    """All points of the closed `m`-simplex whose coordinates are multiples of `1/resolution`.
 
     >>> simplex_grid(2, 2).tolist()
     [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
@@ -114,7 +114,7 @@ def delta0_sq(
     known: Sequence[int] = (),
     support: Sequence[int] | None = None,
 ) -> float:
-    """``Δ_0²`` of eq. (11) in closed form (``+inf`` when ``I*`` has no unknown arm).
+    """`Δ_0²` of eq. (11) in closed form (`+inf` when `I*` has no unknown arm).
 
     >>> round(delta0_sq([1.0, 0.0], [[1.5], [0.5]], [1.0], sigma_cost=0.5), 6)   # I* = {0, 1}
     1.0
@@ -259,7 +259,7 @@ def basis_gap_sq(
     resolution: int | None = None,
     refine: bool = True,
 ) -> float:
-    """``Δ_J²`` of eq. (9) for one basis ``J`` (standard-form indices; see the module docstring).
+    """`Δ_J²` of eq. (9) for one basis `J` (standard-form indices; see the module docstring).
 
     >>> # I* = {0, 1} (value 0.75); {0, slack} (arm 0 alone) ties when r_0 rises and r_1 drops by 0.25
     >>> round(basis_gap_sq([0, 3], [0.5, 1.0, 0.3], [[0.5], [1.5], [0.9]], [1.0]), 4)
@@ -320,15 +320,15 @@ class Hardness:
     """Gaps and exponents of one instance (see the module docstring; all σ-weighted).
 
     Attributes:
-        optimal_support: ``I*``.
-        delta0_sq: ``Δ_0²``.
-        bases: the candidate bases (n, L+1) and ``delta_basis_sq`` their ``Δ_J²`` (0 for ``I*``).
-        delta_arm_sq: ``Δ_a²`` for every standard-form index ``a`` (arms, then slacks).
-        sorted_sq: ``Δ_(1)² ≤ … ≤ Δ_(K+L)²``.
-        lower_bound_exponent: ``½ min{Δ_0², Δ_(L+2)²}`` (Thm 2; None with known arms).
-        uslp_exponent_bound: USLP's upper bound on its exponent, ``lower_bound_exponent / K`` (eq. 14).
+        optimal_support: `I*`.
+        delta0_sq: `Δ_0²`.
+        bases: the candidate bases (n, L+1) and `delta_basis_sq` their `Δ_J²` (0 for `I*`).
+        delta_arm_sq: `Δ_a²` for every standard-form index `a` (arms, then slacks).
+        sorted_sq: `Δ_(1)² ≤ … ≤ Δ_(K+L)²`.
+        lower_bound_exponent: `½ min{Δ_0², Δ_(L+2)²}` (Thm 2; None with known arms).
+        uslp_exponent_bound: USLP's upper bound on its exponent, `lower_bound_exponent / K` (eq. 14).
         sfsr_exponent: SFSR's guaranteed exponent, eq. (15).
-        h_sfsr: ``max{K/Δ_0², max_i i/Δ_(L+i)²}`` (the hardness constant of Theorem 1's bound, our reading of §4.2).
+        h_sfsr: `max{K/Δ_0², max_i i/Δ_(L+i)²}` (the hardness constant of Theorem 1's bound, our reading of §4.2).
     """
 
     K: int
@@ -385,8 +385,8 @@ def hardness(
 ) -> Hardness:
     """All gaps of an instance that satisfies Assumption 1 (ValueError otherwise).
 
-    ``refine_per_arm``: for each index ``a``, the bases with the smallest grid values among those
-    containing ``a`` that are refined locally (the others keep their grid value, an upper bound).
+    `refine_per_arm`: for each index `a`, the bases with the smallest grid values among those
+    containing `a` that are refined locally (the others keep their grid value, an upper bound).
     """
     r, c, t, kn = _scaled(rewards, costs, thresholds, sigma_reward, sigma_cost, known)
     K, L = c.shape

@@ -1,10 +1,10 @@
 """The runner of the mixture policies on constrained instances (Tang et al. 2024).
 
-The runner (:func:`run_constrained`, :func:`run_many_constrained`) drives a mixture policy (``sfsr``,
-``uslp``) through :func:`mf_sched.sim.simulate.run_policy` / :func:`~mf_sched.sim.simulate.run_many` (same
+The runner (:func:`run_constrained`, :func:`run_many_constrained`) drives a mixture policy (`sfsr`,
+`uslp`) through :func:`mf_sched.sim.simulate.run_policy` / :func:`~mf_sched.sim.simulate.run_many` (same
 workers, completion, seeding and process-parallel machinery) and judges each answer by the paper's
 criterion: the output support (slacks of non-binding constraints included) equals the optimal
-support ``I*``, or both are "infeasible" (Tang et al. 2024, §2: the error is ``X ≠ I*``, strict set equality).
+support `I*`, or both are "infeasible" (Tang et al. 2024, §2: the error is `X ≠ I*`, strict set equality).
 """
 
 from __future__ import annotations
@@ -88,10 +88,10 @@ class _SimView:
 class ConstrainedRunResult:
     """Outcome of one run of a mixture policy on a :class:`ConstrainedInstance`.
 
-    ``output`` is the recommended mixture in the instance's arm numbering; ``correct`` applies the
-    paper's criterion (equal supports, or both infeasible); ``value`` and ``max_violation`` evaluate the
-    recommended weights under the *true* means (expected reward; ``max_l (c p)_l − c̄_l``, ≤ 0 when every
-    constraint holds); ``regret = optimum value − value``.
+    `output` is the recommended mixture in the instance's arm numbering; `correct` applies the
+    paper's criterion (equal supports, or both infeasible); `value` and `max_violation` evaluate the
+    recommended weights under the *true* means (expected reward; `max_l (c p)_l − c̄_l`, ≤ 0 when every
+    constraint holds); `regret = optimum value − value`.
     """
 
     policy: str
@@ -171,7 +171,7 @@ def _judge(res: RunResult, instance: ConstrainedInstance) -> ConstrainedRunResul
 def constrained_policy(
     name: str, instance: ConstrainedInstance, *, pull_budget: int, seed: int | None = None, **params: Any
 ) -> Policy:
-    """Build mixture policy ``name`` (``"sfsr"``, ``"uslp"``) for ``instance`` with budget ``N``.
+    """Build mixture policy `name` (`"sfsr"`, `"uslp"`) for `instance` with budget `N`.
 
     >>> from mf_sched.constrained.tang2024 import tang2024_instance
     >>> inst = tang2024_instance("D1P")
@@ -200,10 +200,10 @@ def run_constrained(
     max_pulls: int | None = None,
     fast: bool = False,
 ) -> ConstrainedRunResult:
-    """Play a mixture policy on ``instance`` (:func:`mf_sched.sim.simulate.run_policy` semantics; the
-    default ``workers=None, completion="batch"`` hands out a whole round at once).
+    """Play a mixture policy on `instance` (:func:`mf_sched.sim.simulate.run_policy` semantics; the
+    default `workers=None, completion="batch"` hands out a whole round at once).
 
-    ``fast=True`` (Gaussian instances, no budget cap or pull limit) skips the per-pull protocol: each
+    `fast=True` (Gaussian instances, no budget cap or pull limit) skips the per-pull protocol: each
     round's pulls are drawn as sufficient statistics (exact in distribution; see :func:`_run_fast`), so
     a run costs the same at any N — what the paper reproduction uses for its 5,000-run points.
 
@@ -230,9 +230,9 @@ def run_constrained(
 
 def _run_fast(policy: Policy, instance: ConstrainedInstance, rng: np.random.Generator) -> ConstrainedRunResult:
     """Sufficient-statistics simulation of a round-based mixture policy on a Gaussian instance: each
-    round's ``T`` pulls of an arm are drawn as their totals — sum ``~ N(T·mean, T·σ²)`` per component and
-    reward sum of squares ``= sum²/T + σ_r²·χ²_{T−1}`` — which is exact in distribution and independent
-    of ``T`` in cost. Decisions go through the policy's own code (scores, rejections, final mixture)."""
+    round's `T` pulls of an arm are drawn as their totals — sum `~ N(T·mean, T·σ²)` per component and
+    reward sum of squares `= sum²/T + σ_r²·χ²_{T−1}` — which is exact in distribution and independent
+    of `T` in cost. Decisions go through the policy's own code (scores, rejections, final mixture)."""
     if not isinstance(policy, RoundPolicy):
         raise ValueError(f"fast=True needs a round-based mixture policy (SFSR, USLP), not {type(policy).__name__}")
     if instance.noise.kind != "gaussian":
@@ -276,7 +276,7 @@ def _fast_job(
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``k/n`` (our choice: Tang et al. 2024 do not state theirs).
+    """Wilson score interval for a binomial proportion `k/n` (our choice: Tang et al. 2024 do not state theirs).
 
     >>> lo, hi = wilson_interval(5, 100); round(lo, 4), round(hi, 4)
     (0.0215, 0.1118)
@@ -391,10 +391,10 @@ def run_many_constrained(
     keep_results: bool = True,
     fast: bool = False,
 ) -> ConstrainedSummary:
-    """Run ``runs`` seeds of mixture policy ``policy`` with budget ``N = pull_budget`` and summarise the
+    """Run `runs` seeds of mixture policy `policy` with budget `N = pull_budget` and summarise the
     error rate (with a Wilson 95% interval), pulls used, regret of the recommended mixture and the rate
     of constraint violations under the true means. Seeding is that of :func:`mf_sched.sim.simulate.run_many`
-    (results do not depend on ``n_jobs``). ``fast=True``: sufficient-statistics simulation of whole
+    (results do not depend on `n_jobs`). `fast=True`: sufficient-statistics simulation of whole
     rounds (Gaussian instances; exact in distribution, see :func:`run_constrained`).
 
     >>> from mf_sched.constrained.tang2024 import tang2024_instance

@@ -35,9 +35,9 @@ TANG2024_INSTANCES = (*_TABLE1, "A1-standin", "A2-standin", "A3-standin", "H2-st
 
 
 def _standin_a(kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``index``-th random 16-arm L = 1 instance (like those of §5, Fig. 2) whose optimum is of type ``kind``
-    (``"deterministic"`` or a two-arm ``"mix"``): costs U[0.4, 1.6], rewards ``0.5 + s·c + U(−0.15,
-    0.15)`` with a random slope ``s``; accepted when Assumption 1 holds with a value gap ≥ 0.05."""
+    """The `index`-th random 16-arm L = 1 instance (like those of §5, Fig. 2) whose optimum is of type `kind`
+    (`"deterministic"` or a two-arm `"mix"`): costs U[0.4, 1.6], rewards `0.5 + s·c + U(−0.15,
+    0.15)` with a random slope `s`; accepted when Assumption 1 holds with a value gap ≥ 0.05."""
     found = 0
     for seed in range(10_000):
         rng = np.random.default_rng([2024, seed])
@@ -52,15 +52,15 @@ def _standin_a(kind: str, index: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tang2024_instance(name: str) -> ConstrainedInstance:
-    """An instance of Tang et al. (2024)'s experiments (``σ_r = 1``, ``σ_c = 0.5``, all arms unknown).
+    """An instance of Tang et al. (2024)'s experiments (`σ_r = 1`, `σ_c = 0.5`, all arms unknown).
 
-    * ``"D1P" "D2P" "D3P" "D1I" "D2I" "D3I"``: the six L = 2, K = 24 instances of Appendix C, Table 1,
-      exactly (arm ``4·i + j`` has costs ``(c1_i, c2_j)``, ``c1 ∈ {0.4, …, 1.4}``, ``c2 ∈ {0.7, …, 1.3}``;
-      ``c̄ = (1, 1)``).
-    * ``"A1-standin" "A2-standin" "A3-standin"``: **stand-ins** for the L = 1, K = 16 instances A1–A3 of
+    * `"D1P" "D2P" "D3P" "D1I" "D2I" "D3I"`: the six L = 2, K = 24 instances of Appendix C, Table 1,
+      exactly (arm `4·i + j` has costs `(c1_i, c2_j)`, `c1 ∈ {0.4, …, 1.4}`, `c2 ∈ {0.7, …, 1.3}`;
+      `c̄ = (1, 1)`).
+    * `"A1-standin" "A2-standin" "A3-standin"`: **stand-ins** for the L = 1, K = 16 instances A1–A3 of
       Fig. 2, whose means the paper shows only as a plot: random instances of the documented type (one
       with a deterministic optimum, two with a two-arm mix), not the paper's.
-    * ``"H2-standin"``: a **stand-in** with the structure of H2 (Appendix A, Fig. 4): arm 0
+    * `"H2-standin"`: a **stand-in** with the structure of H2 (Appendix A, Fig. 4): arm 0
       cheap and poor, arm 1 good and slightly infeasible, 14 identical near-boundary arms.
 
     >>> inst = tang2024_instance("D3P")

@@ -3,40 +3,40 @@ Evaluations*, Appendix D.2 (functions) and the authors' released code (costs), f
 
 All are **maximised**, noiseless, vectorised over rows, and defined on a box (their natural domain);
 GP policies see the box through :attr:`MFFunction.space` (a :class:`~mf_sched.continuous.space.SearchSpace` of
-linear :class:`~mf_sched.continuous.space.Float` dimensions, i.e. the paper's linear map to ``[0, 1]^d``).
-Fidelities are 0-based here (``0 .. M−1``; the paper counts ``1 .. M``).
+linear :class:`~mf_sched.continuous.space.Float` dimensions, i.e. the paper's linear map to `[0, 1]^d`).
+Fidelities are 0-based here (`0 .. M−1`; the paper counts `1 .. M`).
 
 =============== === === ================= ======================================= ===============================
 name            d   M   costs λ           f⋆ (this module)                        x⋆ (natural domain)
 =============== === === ================= ======================================= ===============================
-``currin``      2   2   1, 10             13.798722 (code: 13.7986850)            (0.216667, 0)
-``bad-currin``  2   2   1, 10             as ``currin``; ``f^(1) = −f^(2)``       as ``currin``
-``park``        4   2   1, 10             25.589254                               (1, 1, 1, 1)
-``borehole``    8   2   1, 10             309.575588 (code: 309.523221)           a corner, see :func:`borehole`
-``hartmann3``   3   3   1, 10, 100        3.862780                                (0.114589, 0.555649, 0.852547)
-``hartmann6``   6   4   1, 10, 100, 1000  3.322368                                (0.201690, 0.150011, 0.476874,
+`currin`      2   2   1, 10             13.798722 (code: 13.7986850)            (0.216667, 0)
+`bad-currin`  2   2   1, 10             as `currin`; `f^(1) = −f^(2)`       as `currin`
+`park`        4   2   1, 10             25.589254                               (1, 1, 1, 1)
+`borehole`    8   2   1, 10             309.575588 (code: 309.523221)           a corner, see :func:`borehole`
+`hartmann3`   3   3   1, 10, 100        3.862780                                (0.114589, 0.555649, 0.852547)
+`hartmann6`   6   4   1, 10, 100, 1000  3.322368                                (0.201690, 0.150011, 0.476874,
                                                                                    0.275332, 0.311652, 0.657301)
 =============== === === ================= ======================================= ===============================
 
 The maxima were computed for this module (multi-start L-BFGS-B on the formulas below); the released
 code's values for Currin and Borehole are slightly below the true suprema, which would clip small
-regrets to 0, so we use ours. :attr:`MFFunction.zeta` holds ``sup_x |f^(M)(x) −
-f^(m)(x)|`` (also computed, rounded up in the third significant digit): valid bias bounds for a
+regrets to 0, so we use ours. :attr:`MFFunction.zeta` holds `sup_x |f^(M)(x) −
+f^(m)(x)|` (also computed, rounded up in the third significant digit): valid bias bounds for a
 :class:`~mf_sched.ladder.FidelityLadder`.
 
 Resolved details (the paper's text wins over the released code):
 
-* **Currin at x₂ = 0**: ``exp(−1/(2x₂))`` is taken as its limit 0 (factor 1); the low fidelity evaluates
-  ``x₁ ± 0.05`` outside ``[0, 1]`` as the formula stands, and ``max(0, x₂ − 0.05)`` as printed.
-* **Park's low fidelity**: the appendix prints ``… − 2x₁² + x₂² + x₃² + 0.5``; Xiong et al. (2013) and the
-  SFU library have ``− 2x₁``. Default ``low_fidelity="paper"`` (the text); ``"sfu"`` gives the other.
-  The first term uses the stable form ``(√(x₁² + (x₂ + x₃²)x₄) − x₁)/2``, equal to the printed
-  ``(x₁/2)(√(1 + (x₂ + x₃²)x₄/x₁²) − 1)`` for ``x₁ > 0`` and continuous at ``x₁ = 0``. Park's costs are
-  not in the code; we use ``(1, 10)`` like the other two-fidelity problems.
-* **Hartmann lower fidelities**: ``α^(m) = α + (M − m)δ``, ``δ = (0.01, −0.01, −0.1, 0.1)`` (text). The
-  released code scales δ by 0.1 for Hartmann-6; ``hartmann6(delta_scale=0.1)`` reproduces it.
-  ``max f^(1) > f⋆`` for both Hartmann functions: their low fidelities are biased upwards.
-* **Costs** ``λ(m) = 10^(m−1)`` are the released code's (the figures' titles carry them; the extracted
+* **Currin at x₂ = 0**: `exp(−1/(2x₂))` is taken as its limit 0 (factor 1); the low fidelity evaluates
+  `x₁ ± 0.05` outside `[0, 1]` as the formula stands, and `max(0, x₂ − 0.05)` as printed.
+* **Park's low fidelity**: the appendix prints `… − 2x₁² + x₂² + x₃² + 0.5`; Xiong et al. (2013) and the
+  SFU library have `− 2x₁`. Default `low_fidelity="paper"` (the text); `"sfu"` gives the other.
+  The first term uses the stable form `(√(x₁² + (x₂ + x₃²)x₄) − x₁)/2`, equal to the printed
+  `(x₁/2)(√(1 + (x₂ + x₃²)x₄/x₁²) − 1)` for `x₁ > 0` and continuous at `x₁ = 0`. Park's costs are
+  not in the code; we use `(1, 10)` like the other two-fidelity problems.
+* **Hartmann lower fidelities**: `α^(m) = α + (M − m)δ`, `δ = (0.01, −0.01, −0.1, 0.1)` (text). The
+  released code scales δ by 0.1 for Hartmann-6; `hartmann6(delta_scale=0.1)` reproduces it.
+  `max f^(1) > f⋆` for both Hartmann functions: their low fidelities are biased upwards.
+* **Costs** `λ(m) = 10^(m−1)` are the released code's (the figures' titles carry them; the extracted
   text does not).
 
 Example:
@@ -77,16 +77,16 @@ Fn = Callable[[np.ndarray], np.ndarray]
 
 @dataclass(frozen=True, eq=False)
 class MFFunction:
-    """A multi-fidelity test function: ``M`` approximations ``f^(0..M−1)`` of ``f = f^(M−1)`` on a box.
+    """A multi-fidelity test function: `M` approximations `f^(0..M−1)` of `f = f^(M−1)` on a box.
 
     Attributes:
         name: registry name (see :func:`get_function`).
-        bounds: ``(d, 2)`` array of the box ``[low, high]`` per dimension (natural units).
-        costs: ``λ(m)`` per fidelity.
-        f_star: ``max f^(M−1)`` over the box.
+        bounds: `(d, 2)` array of the box `[low, high]` per dimension (natural units).
+        costs: `λ(m)` per fidelity.
+        f_star: `max f^(M−1)` over the box.
         x_star: a maximiser (natural units).
-        zeta: ``sup |f^(M−1) − f^(m)|`` per fidelity (last entry 0).
-        fidelities: the vectorised functions ``X (n, d) → (n,)``, lowest fidelity first.
+        zeta: `sup |f^(M−1) − f^(m)|` per fidelity (last entry 0).
+        fidelities: the vectorised functions `X (n, d) → (n,)`, lowest fidelity first.
     """
 
     name: str
@@ -99,7 +99,7 @@ class MFFunction:
 
     @property
     def dim(self) -> int:
-        """Number of input dimensions ``d``."""
+        """Number of input dimensions `d`."""
         return int(self.bounds.shape[0])
 
     @property
@@ -109,7 +109,7 @@ class MFFunction:
 
     @property
     def space(self) -> SearchSpace:
-        """The box as a search space of linear float dimensions ``x0 … x{d−1}``."""
+        """The box as a search space of linear float dimensions `x0 … x{d−1}`."""
         return SearchSpace.box(self.bounds[:, 0].tolist(), self.bounds[:, 1].tolist())
 
     @property
@@ -128,8 +128,8 @@ class MFFunction:
         return X, one
 
     def __call__(self, x: Any, fidelity: int | None = None) -> Any:
-        """``f^(fidelity)`` at ``x`` (natural units; a vector, a ``(n, d)`` array, or a mapping
-        ``x0 … x{d−1}``); ``fidelity=None`` means the highest. A float for one point, else an array."""
+        """`f^(fidelity)` at `x` (natural units; a vector, a `(n, d)` array, or a mapping
+        `x0 … x{d−1}`); `fidelity=None` means the highest. A float for one point, else an array."""
         m = self.M - 1 if fidelity is None else int(fidelity)
         if not 0 <= m < self.M:
             raise ValueError(f"{self.name}: fidelity {fidelity} is out of range; accepted: 0..{self.M - 1}")
@@ -138,13 +138,13 @@ class MFFunction:
         return float(y[0]) if one else y
 
     def unit(self, z: Any, fidelity: int | None = None) -> Any:
-        """Evaluate at unit-cube coordinates ``z`` (the linear map of the paper)."""
+        """Evaluate at unit-cube coordinates `z` (the linear map of the paper)."""
         Z = np.asarray(z, dtype=float)
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
         return self(lo + Z * (hi - lo), fidelity)
 
     def simple_regret(self, value: float) -> float:
-        """``f⋆ − value`` (the regret of a fidelity-``M`` value)."""
+        """`f⋆ − value` (the regret of a fidelity-`M` value)."""
         return float(self.f_star - value)
 
 
@@ -189,7 +189,7 @@ def currin() -> MFFunction:
 
 
 def bad_currin() -> MFFunction:
-    """Currin with the deliberately wrong low fidelity ``f^(1) = −f^(2)`` (paper App. D.3, Fig. 9)."""
+    """Currin with the deliberately wrong low fidelity `f^(1) = −f^(2)` (paper App. D.3, Fig. 9)."""
     return MFFunction(
         "bad-currin",
         _unit_box(2),
@@ -213,7 +213,7 @@ def park(low_fidelity: str = "paper") -> MFFunction:
     """Park (1991) function 1, d = 4, M = 2, costs (1, 10).
 
     Args:
-        low_fidelity: ``"paper"`` (the appendix's ``− 2x₁²``) or ``"sfu"`` (Xiong et al.'s ``− 2x₁``).
+        low_fidelity: `"paper"` (the appendix's `− 2x₁²`) or `"sfu"` (Xiong et al.'s `− 2x₁`).
     """
     if low_fidelity not in ("paper", "sfu"):
         raise ValueError(f"low_fidelity = {low_fidelity!r}; accepted: 'paper', 'sfu'")
@@ -252,8 +252,8 @@ def _borehole(X: np.ndarray, num: float, one: float) -> np.ndarray:
 
 def borehole() -> MFFunction:
     """Borehole, d = 8, M = 2, costs (1, 10); natural domain
-    ``(r_w, r, T_u, H_u, T_l, H_l, L, K_w)`` ∈ the box of App. D.2. ``f^(1)`` is everywhere below ``f^(2)``.
-    The maximiser is the corner ``(0.15, 100, 115600, 1110, 116, 700, 1120, 12045)``."""
+    `(r_w, r, T_u, H_u, T_l, H_l, L, K_w)` ∈ the box of App. D.2. `f^(1)` is everywhere below `f^(2)`.
+    The maximiser is the corner `(0.15, 100, 115600, 1110, 116, 700, 1120, 12045)`."""
     return MFFunction(
         "borehole",
         _BOREHOLE_BOX.copy(),
@@ -303,7 +303,7 @@ def _hartmann_family(A: np.ndarray, P: np.ndarray, M: int, delta: np.ndarray) ->
 
 
 def hartmann3() -> MFFunction:
-    """Hartmann-3, d = 3, M = 3, costs (1, 10, 100); ``α^(m) = α + (M − m)δ`` (paper App. D.2)."""
+    """Hartmann-3, d = 3, M = 3, costs (1, 10, 100); `α^(m) = α + (M − m)δ` (paper App. D.2)."""
     return MFFunction(
         "hartmann3",
         _unit_box(3),
@@ -354,8 +354,8 @@ FUNCTION_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
 
 def get_function(name: str, **options: Any) -> MFFunction:
-    """The test function ``name`` (one of :data:`FUNCTION_NAMES`); ``options`` go to its factory
-    (``park(low_fidelity=…)``, ``hartmann6(delta_scale=…)``).
+    """The test function `name` (one of :data:`FUNCTION_NAMES`); `options` go to its factory
+    (`park(low_fidelity=…)`, `hartmann6(delta_scale=…)`).
 
     >>> get_function("hartmann6", delta_scale=0.1).zeta
     (0.03001, 0.02001, 0.01001, 0.0)

@@ -2,25 +2,25 @@
 
 Fitting is scikit-learn's :class:`~sklearn.gaussian_process.GaussianProcessRegressor` (a well-kept
 implementation: kernel algebra, log marginal likelihood and its gradient, the Cholesky solve).
-scikit-learn is an optional dependency, imported lazily: install ``mf-sched[gp]``. This module imports
+scikit-learn is an optional dependency, imported lazily: install `mf-sched[gp]`. This module imports
 without it; the first fit raises :class:`ImportError` naming the extra.
 
 What this module adds:
 
-* **Kernels** ``"se"`` (squared exponential with one bandwidth — the released code of Kandasamy et al.
-  2016), ``"se-ard"`` (one bandwidth per coordinate), ``"matern52"`` and ``"matern52-ard"``: a signal
-  variance ``s`` times a unit correlation, plus optionally a fitted white-noise variance.
-  Hyper-parameters are handled as ``theta = log([s, h_1, …, h_p, (η²)])`` (scikit-learn's order).
+* **Kernels** `"se"` (squared exponential with one bandwidth — the released code of Kandasamy et al.
+  2016), `"se-ard"` (one bandwidth per coordinate), `"matern52"` and `"matern52-ard"`: a signal
+  variance `s` times a unit correlation, plus optionally a fitted white-noise variance.
+  Hyper-parameters are handled as `theta = log([s, h_1, …, h_p, (η²)])` (scikit-learn's order).
 * **Hyper-parameter search** that is deterministic and global on a small box: DIRECT
   (:func:`scipy.optimize.direct`, 200 evaluations of the log marginal likelihood on the log-box, as in
   the authors' code) followed by L-BFGS-B with the analytic gradient from the DIRECT optimum and from
   the previous hyper-parameters (warm start); the best of the three is kept.
 * **A fast posterior path** (:class:`Posterior`): the acquisition optimiser evaluates the posterior one
-  point at a time thousands of times per decision; scikit-learn's ``predict`` costs ≈ 100 µs of input
-  checking per call, so the fitted factor ``L`` and weights ``α`` are taken from scikit-learn once and
-  the mean ``k(x)ᵀα`` and standard deviation ``√(s − ‖L⁻¹k(x)‖²)`` (of the latent ``f``, noise
-  excluded) are computed directly (``benchmarks/gp_ask_latency.py`` times both; the tests check that
-  they agree with ``GaussianProcessRegressor.predict`` to 1e-10).
+  point at a time thousands of times per decision; scikit-learn's `predict` costs ≈ 100 µs of input
+  checking per call, so the fitted factor `L` and weights `α` are taken from scikit-learn once and
+  the mean `k(x)ᵀα` and standard deviation `√(s − ‖L⁻¹k(x)‖²)` (of the latent `f`, noise
+  excluded) are computed directly (`benchmarks/gp_ask_latency.py` times both; the tests check that
+  they agree with `GaussianProcessRegressor.predict` to 1e-10).
 
 Example:
     >>> import numpy as np
@@ -60,7 +60,7 @@ HYPER_DIRECT_EVALS = 200
 
 
 def require_sklearn() -> Any:
-    """Import ``sklearn.gaussian_process`` or raise ImportError naming the ``gp`` extra."""
+    """Import `sklearn.gaussian_process` or raise ImportError naming the `gp` extra."""
     try:
         import sklearn.gaussian_process as skgp
     except ImportError:  # pragma: no cover - exercised in environments without scikit-learn
@@ -79,13 +79,13 @@ def n_lengthscales(kernel: str, D: int) -> int:
 
 
 def n_theta(kernel: str, D: int, fit_noise: bool) -> int:
-    """Length of ``theta``: signal variance, bandwidth(s) and, when fitted, the noise variance."""
+    """Length of `theta`: signal variance, bandwidth(s) and, when fitted, the noise variance."""
     return 1 + n_lengthscales(kernel, D) + int(fit_noise)
 
 
 def theta_bounds(kernel: str, D: int, fit_noise: bool, *, signal: tuple[float, float], bandwidth: tuple[float, float],
                  noise: tuple[float, float] = (1e-8, 1.0)) -> np.ndarray:  # fmt: skip
-    """``(p, 2)`` array of log-bounds for ``theta`` from value ranges of each kind."""
+    """`(p, 2)` array of log-bounds for `theta` from value ranges of each kind."""
     rows = [np.log(signal)] + [np.log(bandwidth)] * n_lengthscales(kernel, D)
     if fit_noise:
         rows.append(np.log(noise))
@@ -93,10 +93,10 @@ def theta_bounds(kernel: str, D: int, fit_noise: bool, *, signal: tuple[float, f
 
 
 def sklearn_kernel(kernel: str, D: int, theta: np.ndarray, bounds: np.ndarray | None, fit_noise: bool) -> Any:
-    """The scikit-learn kernel (``ConstantKernel · base [+ WhiteKernel]``) for hyper-parameters ``theta``
-    (log scale, as :func:`theta_bounds` orders them) in dimension ``D``; ``bounds``: their search box (None:
-    fixed), ``fit_noise``: ``theta`` ends with the log noise variance. What :func:`fit_posterior` fits, for
-    checks against scikit-learn's own ``GaussianProcessRegressor``."""
+    """The scikit-learn kernel (`ConstantKernel · base [+ WhiteKernel]`) for hyper-parameters `theta`
+    (log scale, as :func:`theta_bounds` orders them) in dimension `D`; `bounds`: their search box (None:
+    fixed), `fit_noise`: `theta` ends with the log noise variance. What :func:`fit_posterior` fits, for
+    checks against scikit-learn's own `GaussianProcessRegressor`."""
     skgp = require_sklearn()
     K = skgp.kernels
     th = np.exp(np.asarray(theta, dtype=float))
@@ -154,7 +154,7 @@ def _hyper_optimizer(obj_func: Callable[..., Any], initial_theta: np.ndarray, bo
 class Posterior:
     """The posterior of one GP (fixed hyper-parameters) with a fast evaluation path.
 
-    Build it with :func:`fit_posterior`. All quantities are in the units of the ``y`` it was fitted on;
+    Build it with :func:`fit_posterior`. All quantities are in the units of the `y` it was fitted on;
     the standard deviation is that of the latent function (observation noise excluded).
 
     Attributes:
@@ -191,7 +191,7 @@ class Posterior:
         return np.exp(-0.5 * r2)
 
     def predict_one(self, z: np.ndarray) -> tuple[float, float]:
-        """Posterior mean and standard deviation at one point ``z`` (shape ``(D,)``)."""
+        """Posterior mean and standard deviation at one point `z` (shape `(D,)`)."""
         if not self.n:
             return 0.0, math.sqrt(self.s)
         zs = z / self._h
@@ -202,7 +202,7 @@ class Posterior:
         return float(k @ self._alpha), math.sqrt(var) if var > 0.0 else 0.0
 
     def predict(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and standard deviations at the rows of ``Z`` (shape ``(m, D)``)."""
+        """Posterior means and standard deviations at the rows of `Z` (shape `(m, D)`)."""
         Z = np.atleast_2d(np.asarray(Z, dtype=float))
         if not self.n:
             return np.zeros(Z.shape[0]), np.full(Z.shape[0], math.sqrt(self.s))
@@ -224,16 +224,16 @@ def fit_posterior(
     bounds: np.ndarray | None = None,
     optimize: bool = False,
 ) -> Posterior:
-    """Condition a GP on ``(X, y)``; with ``optimize=True`` first fit ``theta`` by maximising the log
-    marginal likelihood within ``bounds`` (warm-started at ``theta``).
+    """Condition a GP on `(X, y)`; with `optimize=True` first fit `theta` by maximising the log
+    marginal likelihood within `bounds` (warm-started at `theta`).
 
     Args:
-        X: ``(n, D)`` inputs (``n`` may be 0: the prior).
-        y: ``(n,)`` targets, already centred on the prior mean.
+        X: `(n, D)` inputs (`n` may be 0: the prior).
+        y: `(n,)` targets, already centred on the prior mean.
         kernel: one of :data:`KERNELS`.
         theta: log hyper-parameters (see :func:`n_theta`).
-        noise_var: fixed observation-noise variance, or None when ``theta`` ends with a fitted one.
-        bounds: ``(p, 2)`` log-bounds (needed with ``optimize=True``).
+        noise_var: fixed observation-noise variance, or None when `theta` ends with a fitted one.
+        bounds: `(p, 2)` log-bounds (needed with `optimize=True`).
         optimize: fit the hyper-parameters first.
 
     The Cholesky factorisation is retried with 10× more diagonal jitter (up to 1e6×) if it fails.

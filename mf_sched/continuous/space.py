@@ -2,15 +2,15 @@
 
 A :class:`SearchSpace` is an ordered list of dimensions — :class:`Float`, :class:`Int`,
 :class:`Categorical` — and a fixed encoding of a parameter setting as a point of the unit cube
-``[0, 1]^D``, which is where GP policies (MF-GP-UCB, GP-UCB) model and optimise:
+`[0, 1]^D`, which is where GP policies (MF-GP-UCB, GP-UCB) model and optimise:
 
-* ``Float(low, high)``: one coordinate, ``u = (v − low)/(high − low)``; with ``log=True`` the same in
-  ``log v`` (``low > 0``).
-* ``Int(low, high)``: one coordinate; the integers own equal-width bins, ``u = (v − low + ½)/(high −
-  low + 1)`` (with ``log=True``: bins of equal width in ``log`` over ``[low − ½, high + ½]``, so
-  ``low ≥ 1``). Decoding rounds to the nearest integer of the bin.
-* ``Categorical(choices)``: ``k`` coordinates, a one-hot vector; decoding takes the arg-max (the first
-  choice on ties). Choices must be JSON-safe scalars (``str``, ``int``, ``float``, ``bool``, ``None``).
+* `Float(low, high)`: one coordinate, `u = (v − low)/(high − low)`; with `log=True` the same in
+  `log v` (`low > 0`).
+* `Int(low, high)`: one coordinate; the integers own equal-width bins, `u = (v − low + ½)/(high −
+  low + 1)` (with `log=True`: bins of equal width in `log` over `[low − ½, high + ½]`, so
+  `low ≥ 1`). Decoding rounds to the nearest integer of the bin.
+* `Categorical(choices)`: `k` coordinates, a one-hot vector; decoding takes the arg-max (the first
+  choice on ties). Choices must be JSON-safe scalars (`str`, `int`, `float`, `bool`, `None`).
 
 :meth:`SearchSpace.snap` maps any point of the cube to the canonical encoding of the setting it decodes
 to (bin centres for integers, exact one-hot vectors for categoricals). GP policies evaluate their
@@ -19,12 +19,12 @@ coordinates and a model never sees two encodings of one setting (Garrido-Merchá
 Hernández-Lobato 2020, *Dealing with categorical and integer-valued variables in Bayesian optimization
 with Gaussian processes*, Neurocomputing 380).
 
-Steps (Optuna's ``step`` other than 1) are not a dimension type: an adapter maps a stepped range to an
+Steps (Optuna's `step` other than 1) are not a dimension type: an adapter maps a stepped range to an
 :class:`Int` over the step indices and back.
 
 The space round-trips through :meth:`SearchSpace.to_dict` / :meth:`SearchSpace.from_dict` (JSON-safe),
-so a policy's configuration can hold it. The Optuna adapter maps ``FloatDistribution``,
-``IntDistribution`` (``step`` 1) and ``CategoricalDistribution`` one to one onto these classes.
+so a policy's configuration can hold it. The Optuna adapter maps `FloatDistribution`,
+`IntDistribution` (`step` 1) and `CategoricalDistribution` one to one onto these classes.
 
 Example:
     >>> space = SearchSpace([Float("lr", 1e-4, 1e-1, log=True), Int("layers", 1, 4),
@@ -59,7 +59,7 @@ def _check_name(name: Any) -> str:
 
 
 def as_number(label: str, v: Any) -> float:
-    """``v`` as a finite float, else ValueError naming ``label`` (booleans are not numbers)."""
+    """`v` as a finite float, else ValueError naming `label` (booleans are not numbers)."""
     if isinstance(v, bool):
         raise ValueError(f"{label} must be a number, got {v!r}")
     try:
@@ -95,7 +95,7 @@ class _Range:
 
 @dataclass(frozen=True)
 class Float(_Range):
-    """A real parameter in ``[low, high]`` (``low < high``); ``log=True`` encodes ``log v`` (``low > 0``).
+    """A real parameter in `[low, high]` (`low < high`); `log=True` encodes `log v` (`low > 0`).
 
     >>> Float("x", 0.0, 2.0).encode_value(0.5)
     0.25
@@ -138,7 +138,7 @@ class Float(_Range):
 
 @dataclass(frozen=True)
 class Int(_Range):
-    """An integer parameter in ``{low, …, high}`` (``low ≤ high``); ``log=True`` needs ``low ≥ 1``.
+    """An integer parameter in `{low, …, high}` (`low ≤ high`); `log=True` needs `low ≥ 1`.
 
     >>> d = Int("n", 1, 4)
     >>> [d.decode_value(u) for u in (0.0, 0.2, 0.5, 1.0)]
@@ -192,7 +192,7 @@ _SCALAR_TYPES = (str, int, float, bool, type(None))
 
 @dataclass(frozen=True)
 class Categorical:
-    """One of ``choices`` (distinct JSON-safe scalars), one-hot encoded in ``len(choices)`` coordinates.
+    """One of `choices` (distinct JSON-safe scalars), one-hot encoded in `len(choices)` coordinates.
 
     >>> Categorical("opt", ["sgd", "adam"]).decode_value([0.2, 0.9])
     'adam'
@@ -247,8 +247,8 @@ class SearchSpace:
     Attributes:
         dims: the dimensions.
         names: their names.
-        dim: the number of encoded coordinates ``D``.
-        continuous: boolean mask (length ``D``) of the coordinates of :class:`Float` dimensions — the only
+        dim: the number of encoded coordinates `D`.
+        continuous: boolean mask (length `D`) of the coordinates of :class:`Float` dimensions — the only
             ones a gradient-based optimiser may move (the others are piecewise constant after
             :meth:`snap`).
     """
@@ -292,7 +292,7 @@ class SearchSpace:
     # ------------------------------------------------------------------ construction helpers
     @classmethod
     def box(cls, low: Sequence[float], high: Sequence[float], names: Sequence[str] | None = None) -> SearchSpace:
-        """A box of :class:`Float` dimensions named ``x0, x1, …`` (or ``names``).
+        """A box of :class:`Float` dimensions named `x0, x1, …` (or `names`).
 
         >>> SearchSpace.box([0, 0], [1, 2]).names
         ('x0', 'x1')
@@ -348,8 +348,8 @@ class SearchSpace:
         return out
 
     def snap(self, z: Sequence[float] | np.ndarray) -> np.ndarray:
-        """Canonical encoding of the setting(s) ``z`` decodes to; vectorised over rows (shape ``(D,)`` or
-        ``(n, D)``). Float coordinates are unchanged; integers move to their bin centre; categorical
+        """Canonical encoding of the setting(s) `z` decodes to; vectorised over rows (shape `(D,)` or
+        `(n, D)`). Float coordinates are unchanged; integers move to their bin centre; categorical
         blocks become one-hot (arg-max, first on ties)."""
         Z = np.array(z, dtype=float, copy=True)
         one = Z.ndim == 1

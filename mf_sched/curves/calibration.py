@@ -1,52 +1,52 @@
 """ζ(m), γ(m), σ and λ(m) estimated from learning curves, with held-out coverage, and a suggested ladder.
 
 The papers assume the bias bound ζ(m) of every fidelity is known (Kandasamy et al. 2016 §2,
-``|µ^(M) − µ^(m)| ≤ ζ^(m)``; Poiani et al. 2022 §2, ξ_m; Wang et al. 2023 §1.1). In tuning it is a
+`|µ^(M) − µ^(m)| ≤ ζ^(m)`; Poiani et al. 2022 §2, ξ_m; Wang et al. 2023 §1.1). In tuning it is a
 property of the workload. Given a :class:`~mf_sched.curves.learning_curves.LearningCurves` table and a ladder of rungs
-(fidelities ``r_1 < … < r_M``, the last being the target), this module estimates, per rung ``m``:
+(fidelities `r_1 < … < r_M`, the last being the target), this module estimates, per rung `m`:
 
-* the **signed bias** of every configuration, ``b_k(m) = µ_k(m) − µ_k(M)`` in the higher-is-better
-  orientation (``µ`` = metric for ``mode="max"``, −metric for ``"min"``), averaged over the seeds that
+* the **signed bias** of every configuration, `b_k(m) = µ_k(m) − µ_k(M)` in the higher-is-better
+  orientation (`µ` = metric for `mode="max"`, −metric for `"min"`), averaged over the seeds that
   report both rungs (:meth:`~mf_sched.curves.learning_curves.RungValues.bias`);
-* **ζ̂(m)**, the ``quantile``-quantile of ``|b_k(m)|`` over configurations (inverted-CDF definition: the
-  smallest value with at least a ``quantile`` fraction of configurations at or below it), its upper
-  confidence bound at level ``confidence``, and the **non-increasing envelope** ``max_{m' ≥ m}`` of the
-  upper bounds with ``ζ(M) = 0`` — the value handed to the ladder. ``method="bootstrap"`` is the
+* **ζ̂(m)**, the `quantile`-quantile of `|b_k(m)|` over configurations (inverted-CDF definition: the
+  smallest value with at least a `quantile` fraction of configurations at or below it), its upper
+  confidence bound at level `confidence`, and the **non-increasing envelope** `max_{m' ≥ m}` of the
+  upper bounds with `ζ(M) = 0` — the value handed to the ladder. `method="bootstrap"` is the
   percentile bootstrap over configurations computed *exactly* (no resampling noise: a resample's
-  quantile is at most the ``i``-th order statistic ``x_(i)`` iff at least ``⌈q n⌉`` of the ``n`` draws are
-  ``≤ x_(i)``, a Binomial(n, i/n) event), so it equals the limit of infinitely many resamples.
-  ``method="order"`` is the distribution-free order-statistic bound (the smallest ``x_(j)`` with
-  ``P(Binomial(n, q) < j) ≥ confidence``), which is valid for any continuous distribution but needs
-  enough configurations (``n ≥ log(1 − confidence) / log(q)``, e.g. 59 for q = c = 0.95);
+  quantile is at most the `i`-th order statistic `x_(i)` iff at least `⌈q n⌉` of the `n` draws are
+  `≤ x_(i)`, a Binomial(n, i/n) event), so it equals the limit of infinitely many resamples.
+  `method="order"` is the distribution-free order-statistic bound (the smallest `x_(j)` with
+  `P(Binomial(n, q) < j) ≥ confidence`), which is valid for any continuous distribution but needs
+  enough configurations (`n ≥ log(1 − confidence) / log(q)`, e.g. 59 for q = c = 0.95);
 * **γ̂(m)**, the order-aware spread of the bias that IISE-γ needs (Poiani et al. 2022 §5,
-  ``γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|``): the width of the narrowest band of signed biases that holds a
-  ``quantile`` fraction of the configurations, bounded by the narrowest band holding the upper bound's
+  `γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|`): the width of the narrowest band of signed biases that holds a
+  `quantile` fraction of the configurations, bounded by the narrowest band holding the upper bound's
   count of them (same method as ζ̂), with the same envelope. When the band lies at or below 0 the rung
-  *underestimates* the covered configurations, and then ``φ_m = ζ_m`` is also a valid order-aware bound
-  (Poiani et al. §5). MF-UCB's own ``γ^(m) = √(λ^(m)/λ^(m+1)) ζ^(m)`` (Kandasamy et al. 2016, eq. 4) is a
+  *underestimates* the covered configurations, and then `φ_m = ζ_m` is also a valid order-aware bound
+  (Poiani et al. §5). MF-UCB's own `γ^(m) = √(λ^(m)/λ^(m+1)) ζ^(m)` (Kandasamy et al. 2016, eq. 4) is a
   different quantity that the policy derives from ζ and λ; it is not estimated here;
 * **σ̂(m)**, the seed-to-seed standard deviation of one run's metric at the rung, pooled over the
-  configurations that have at least two seeds (``√(Σ_k (n_k − 1) s_k² / Σ_k (n_k − 1))``). NaN when the
+  configurations that have at least two seeds (`√(Σ_k (n_k − 1) s_k² / Σ_k (n_k − 1))`). NaN when the
   source has one seed per configuration;
 * **λ(m)**, the cost of one run to the rung from scratch: the resource itself (epochs, steps; the
-  default when no elapsed cost is recorded) or the median measured elapsed cost (``cost="time"``).
+  default when no elapsed cost is recorded) or the median measured elapsed cost (`cost="time"`).
 
 **Held-out coverage** is the acceptance test of an estimate (:func:`holdout_coverage`): configurations
 (or whole tasks) are split at random, ζ̂ is estimated on one part and, on the other, we report the
-fraction of configurations whose gap is ``≤ ζ̂(m)``; this is repeated and averaged. A ζ̂ whose held-out
-coverage falls clearly below ``quantile`` does not generalise (heavy tails, too few configurations,
-tasks that differ). Policies' guarantees only cover arms within ζ: ``quantile`` is the fraction of arms
+fraction of configurations whose gap is `≤ ζ̂(m)`; this is repeated and averaged. A ζ̂ whose held-out
+coverage falls clearly below `quantile` does not generalise (heavy tails, too few configurations,
+tasks that differ). Policies' guarantees only cover arms within ζ: `quantile` is the fraction of arms
 the guarantee is meant to cover.
 
 Conventions and choices (none of them is in the papers, which assume ζ known):
 
 * a configuration that lacks the last rung (a diverged or unfinished run) has no gap and is left out;
-  its count is reported per rung (``n_configs``);
-* the envelope is applied to the upper bounds, not to the point quantiles, so ``ζ̂(m) ≥`` every later
+  its count is reported per rung (`n_configs`);
+* the envelope is applied to the upper bounds, not to the point quantiles, so `ζ̂(m) ≥` every later
   rung's upper bound: a cheaper fidelity is never claimed to be closer to the target than a dearer one;
 * a rung whose enveloped ζ equals the cheaper rung's is *dominated* (it costs more for no smaller bias
   bound) and is flagged; :func:`suggest_ladder` can drop it (Poiani et al. 2022, footnote 1);
-* Poiani et al.'s Assumption 1 (Eq. 5: the points ``(−ξ_m, √λ_m)`` form a convex chain) is checked and
+* Poiani et al.'s Assumption 1 (Eq. 5: the points `(−ξ_m, √λ_m)` form a convex chain) is checked and
   reported, not enforced: it matters for IISE's theory only.
 
 Example:
@@ -112,12 +112,12 @@ def _check_method(method: Any) -> str:
 
 
 def bound_count(n: int, quantile: float, confidence: float, method: str = "bootstrap") -> tuple[int, int]:
-    """Order-statistic indices (1-based) of the point quantile ``k = ⌈q n⌉`` and of its upper bound ``j``.
+    """Order-statistic indices (1-based) of the point quantile `k = ⌈q n⌉` and of its upper bound `j`.
 
-    ``"bootstrap"``: the smallest ``j`` with ``P(Binomial(n, j/n) ≥ k) ≥ c`` — the probability that a
-    bootstrap resample's ``k``-th order statistic is at most ``x_(j)``, so ``x_(j)`` is the exact
-    ``c``-quantile of the bootstrap distribution. ``"order"``: the smallest ``j`` with
-    ``P(Binomial(n, q) ≤ j − 1) ≥ c`` (distribution-free; ValueError when ``j > n``).
+    `"bootstrap"`: the smallest `j` with `P(Binomial(n, j/n) ≥ k) ≥ c` — the probability that a
+    bootstrap resample's `k`-th order statistic is at most `x_(j)`, so `x_(j)` is the exact
+    `c`-quantile of the bootstrap distribution. `"order"`: the smallest `j` with
+    `P(Binomial(n, q) ≤ j − 1) ≥ c` (distribution-free; ValueError when `j > n`).
 
     >>> bound_count(100, 0.9, 0.95), bound_count(100, 0.9, 0.95, "order")
     ((90, 94), (90, 96))
@@ -146,11 +146,11 @@ def bound_count(n: int, quantile: float, confidence: float, method: str = "boots
 
 
 def quantile_bound(x: Any, quantile: float, confidence: float, method: str = "bootstrap") -> tuple[float, float]:
-    """The ``quantile``-quantile of ``x`` (inverted CDF) and an upper confidence bound on it.
+    """The `quantile`-quantile of `x` (inverted CDF) and an upper confidence bound on it.
 
-    ``method="bootstrap"``: the exact percentile-bootstrap bound (the ``confidence``-quantile of the
-    bootstrap distribution of the sample quantile, computed in closed form). ``method="order"``: the
-    distribution-free order-statistic bound; raises ValueError when ``x`` has too few values for it.
+    `method="bootstrap"`: the exact percentile-bootstrap bound (the `confidence`-quantile of the
+    bootstrap distribution of the sample quantile, computed in closed form). `method="order"`: the
+    distribution-free order-statistic bound; raises ValueError when `x` has too few values for it.
     NaN values are ignored (see :func:`bound_count`).
 
     >>> x = np.arange(1, 101) / 100
@@ -170,8 +170,8 @@ def quantile_bound(x: Any, quantile: float, confidence: float, method: str = "bo
 
 
 def narrowest_band(x: Any, quantile: float, confidence: float, method: str = "bootstrap") -> tuple[float, ...]:
-    """The narrowest interval holding a ``quantile`` fraction of ``x`` (``⌈q n⌉`` values), and the narrowest
-    holding the bound's count ``j`` of :func:`bound_count`. Returns ``(low, high, low_bound, high_bound)``.
+    """The narrowest interval holding a `quantile` fraction of `x` (`⌈q n⌉` values), and the narrowest
+    holding the bound's count `j` of :func:`bound_count`. Returns `(low, high, low_bound, high_bound)`.
 
     >>> narrowest_band([-0.3, -0.25, -0.2, -0.1, 0.0, -0.22], 0.5, 0.9)   # 3 values; the bound: 5
     (-0.25, -0.2, -0.3, -0.1)
@@ -188,7 +188,7 @@ def narrowest_band(x: Any, quantile: float, confidence: float, method: str = "bo
 
 
 def non_increasing_envelope(x: Any) -> np.ndarray:
-    """The smallest non-increasing sequence above ``x``: ``e(m) = max_{m' ≥ m} x(m')``.
+    """The smallest non-increasing sequence above `x`: `e(m) = max_{m' ≥ m} x(m')`.
 
     >>> non_increasing_envelope([0.3, 0.1, 0.2, 0.0]).tolist()
     [0.3, 0.2, 0.2, 0.0]
@@ -200,7 +200,7 @@ def non_increasing_envelope(x: Any) -> np.ndarray:
 def estimate_zeta(
     gaps: np.ndarray, quantile: float, confidence: float, method: str = "bootstrap"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per rung (columns of ``gaps``, configurations × rungs, NaN = missing): the point quantile, its
+    """Per rung (columns of `gaps`, configurations × rungs, NaN = missing): the point quantile, its
     upper bound, and the number of configurations used. The last column is the target: ζ = 0 there.
 
     >>> g = np.array([[0.3, 0.1, 0.0], [0.2, 0.05, 0.0], [0.1, 0.0, 0.0]])
@@ -221,16 +221,16 @@ def estimate_zeta(
 def estimate_gamma(
     bias: np.ndarray, quantile: float, confidence: float, method: str = "bootstrap"
 ) -> dict[str, np.ndarray]:
-    """The order-aware spread per rung: the narrowest band of signed biases holding a ``quantile`` fraction
+    """The order-aware spread per rung: the narrowest band of signed biases holding a `quantile` fraction
     of the configurations (:func:`narrowest_band`), and its width γ (point and bound).
 
-    Poiani et al. (2022) §5 define ``γ_m = max_i ξ_{i,m} − min_i ξ_{i,m}``, the range over *all* arms; the
-    quantile version is the range over the most typical ``q`` fraction, which is what can be estimated.
-    For a fidelity that only underestimates (all biases ``≤ 0``) the band is about ``[−ζ, 0]`` and γ ≈ ζ,
-    matching the paper's ``γ_m ≤ ξ_m`` for underestimating fidelities.
+    Poiani et al. (2022) §5 define `γ_m = max_i ξ_{i,m} − min_i ξ_{i,m}`, the range over *all* arms; the
+    quantile version is the range over the most typical `q` fraction, which is what can be estimated.
+    For a fidelity that only underestimates (all biases `≤ 0`) the band is about `[−ζ, 0]` and γ ≈ ζ,
+    matching the paper's `γ_m ≤ ξ_m` for underestimating fidelities.
 
-    Returns ``low``/``high`` (point band), ``low_bound``/``high_bound`` (the bound's band),
-    ``gamma_point = high − low`` and ``gamma_ucb = high_bound − low_bound``.
+    Returns `low`/`high` (point band), `low_bound`/`high_bound` (the bound's band),
+    `gamma_point = high − low` and `gamma_ucb = high_bound − low_bound`.
 
     >>> b = np.array([[-0.3, 0.0], [-0.2, 0.0], [-0.1, 0.0], [-0.25, 0.0]])
     >>> {k: v.round(2).tolist() for k, v in estimate_gamma(b, 0.5, 0.6).items()}["gamma_point"]
@@ -252,8 +252,8 @@ def estimate_gamma(
 
 
 def estimate_sigma(rv: RungValues) -> dict[str, np.ndarray]:
-    """Seed-to-seed spread per rung: ``pooled`` (dof-weighted), ``median`` of the per-configuration
-    standard deviations, and ``n_configs`` with at least two seeds. NaN where no configuration has two.
+    """Seed-to-seed spread per rung: `pooled` (dof-weighted), `median` of the per-configuration
+    standard deviations, and `n_configs` with at least two seeds. NaN where no configuration has two.
 
     >>> from mf_sched.curves.learning_curves import LearningCurves
     >>> c = LearningCurves(config=[0, 0, 0, 0], seed=[0, 0, 1, 1], fidelity=[1, 2, 1, 2],
@@ -272,8 +272,8 @@ def estimate_sigma(rv: RungValues) -> dict[str, np.ndarray]:
 
 
 def estimate_costs(rv: RungValues, cost: str = "auto") -> tuple[np.ndarray, str]:
-    """λ(m) per rung and where it comes from: ``"resource"`` (the rungs themselves) or ``"time"`` (the
-    median measured elapsed cost of the runs at the rung). ``"auto"``: time when every rung has a
+    """λ(m) per rung and where it comes from: `"resource"` (the rungs themselves) or `"time"` (the
+    median measured elapsed cost of the runs at the rung). `"auto"`: time when every rung has a
     measured cost, else resource.
 
     >>> from mf_sched.curves.learning_curves import LearningCurves
@@ -306,8 +306,8 @@ def estimate_costs(rv: RungValues, cost: str = "auto") -> tuple[np.ndarray, str]
 
 
 def cost_bias_convexity(costs: Sequence[float], zeta: Sequence[float]) -> tuple[bool, list[float]]:
-    """Poiani et al. 2022, Assumption 1 (Eq. 5): the points ``(−ζ_m, √λ_m)`` form a convex chain, i.e. the
-    slopes ``(√λ_{m+1} − √λ_m) / (ζ_m − ζ_{m+1})`` are non-decreasing. Returns (holds, slopes); a rung
+    """Poiani et al. 2022, Assumption 1 (Eq. 5): the points `(−ζ_m, √λ_m)` form a convex chain, i.e. the
+    slopes `(√λ_{m+1} − √λ_m) / (ζ_m − ζ_{m+1})` are non-decreasing. Returns (holds, slopes); a rung
     whose ζ does not decrease gives an infinite slope.
 
     >>> ok, slopes = cost_bias_convexity([1, 4, 16], [0.4, 0.1, 0.0]); ok, np.round(slopes, 3).tolist()
@@ -331,15 +331,16 @@ class Coverage:
     """Held-out coverage of the estimates (see :func:`holdout_coverage`); arrays are per rung.
 
     Attributes:
-        split: ``"configs"`` or ``"tasks"``.
+        split: `"configs"` or `"tasks"`.
         repeats: number of random splits.
-        zeta: mean over splits of the fraction of held-out configurations with gap ``≤ ζ̂(m)`` (the
+        zeta: mean over splits of the fraction of held-out configurations with gap `≤ ζ̂(m)` (the
             enveloped upper bound, what a ladder gets).
         zeta_worst: the smallest such fraction over the splits.
         zeta_point: the same with the point quantile instead of the bound (what the bound buys).
         gamma: mean fraction of held-out configurations whose signed bias lies in the estimated
             interval (the γ̂ bound's ends).
-        n_train, n_test: mean numbers of configurations per side.
+        n_train: mean number of configurations on the training side.
+        n_test: mean number of configurations on the test side.
     """
 
     split: str
@@ -391,7 +392,7 @@ def holdout_coverage(
 ) -> Coverage:
     """Estimate on one part of the configurations (or tasks), measure coverage on the other.
 
-    ``split="tasks"`` holds out whole tasks (needs at least two): the question a user with a new dataset
+    `split="tasks"` holds out whole tasks (needs at least two): the question a user with a new dataset
     asks. Only configurations that have the last rung take part.
 
     >>> from mf_sched.curves.learning_curves import LearningCurves
@@ -456,17 +457,18 @@ class Calibration:
 
     Attributes:
         rungs: the fidelities (resources), last = target.
-        costs: λ(m); ``cost_source`` says whether they are the resources or measured time.
-        zeta: the enveloped upper bounds (what :meth:`ladder` uses); ``zeta_ucb`` before the envelope;
-            ``zeta_point`` the point quantiles; ``gap_median`` the median gap.
-        gamma: enveloped order-aware spread bound; ``gamma_point`` the point width; ``bias_low`` /
-            ``bias_high`` the bounded interval ends; ``underestimating``: the interval lies at or below 0.
-        sigma: pooled seed-to-seed standard deviation (NaN without seeds); ``sigma_median``;
-            ``sigma_configs``: configurations with at least two seeds.
+        costs: λ(m); `cost_source` says whether they are the resources or measured time.
+        zeta: the enveloped upper bounds (what :meth:`ladder` uses); `zeta_ucb` before the envelope;
+            `zeta_point` the point quantiles; `gap_median` the median gap.
+        gamma: enveloped order-aware spread bound; `gamma_point` the point width; `bias_low` /
+            `bias_high` the bounded interval ends; `underestimating`: the interval lies at or below 0.
+        sigma: pooled seed-to-seed standard deviation (NaN without seeds); `sigma_median`;
+            `sigma_configs`: configurations with at least two seeds.
         n_configs: configurations with both the rung and the target.
         coverage: held-out :class:`Coverage`, or None.
         dominated: rungs whose ζ equals the cheaper rung's (they cost more for no smaller bias bound).
-        convex, convex_slopes: Poiani et al. 2022 Assumption 1 (see :func:`cost_bias_convexity`).
+        convex: whether Poiani et al. 2022 Assumption 1 holds (see :func:`cost_bias_convexity`).
+        convex_slopes: the slopes that Assumption 1 compares (see :func:`cost_bias_convexity`).
     """
 
     rungs: np.ndarray
@@ -505,7 +507,7 @@ class Calibration:
 
     def ladder(self, *, gamma: bool = True, zeta: str = "envelope") -> FidelityLadder:
         """The :class:`~mf_sched.ladder.FidelityLadder` with λ = :attr:`costs`, ζ = :attr:`zeta` (or
-        ``zeta="point"`` for the unbounded point quantiles, enveloped), γ = :attr:`gamma` and resources =
+        `zeta="point"` for the unbounded point quantiles, enveloped), γ = :attr:`gamma` and resources =
         :attr:`rungs`."""
         if zeta not in ("envelope", "point"):
             raise ValueError(f"zeta = {zeta!r} is unknown; accepted: 'envelope', 'point'")
@@ -520,7 +522,7 @@ class Calibration:
         )
 
     def table(self) -> str:
-        """The per-rung table printed by ``mf-sched calibrate``."""
+        """The per-rung table printed by `mf-sched calibrate`."""
         cov = self.coverage
         head = (
             f"{self.metric_name} ({self.mode}); ζ̂ = {self.quantile:g}-quantile of |gap| with a "
@@ -596,7 +598,7 @@ class Calibration:
     def plot(self, path: str, *, title: str | None = None) -> None:
         """Save a figure: the distribution (ECDF) of |gap| per rung with ζ̂ marked, and ζ̂ against λ.
 
-        Needs matplotlib (the ``bench`` extra: ``pip install 'mf-sched[bench]'``)."""
+        Needs matplotlib (the `bench` extra: `pip install 'mf-sched[bench]'`)."""
         try:
             import matplotlib
 
@@ -667,21 +669,23 @@ def calibrate(
     test_fraction: float = 0.5,
     seed: int | None = 0,
 ) -> Calibration:
-    """Estimate λ, ζ, γ and σ at ``rungs`` from learning curves, with held-out coverage.
+    """Estimate λ, ζ, γ and σ at `rungs` from learning curves, with held-out coverage.
 
     Args:
-        curves: a :class:`~mf_sched.curves.learning_curves.LearningCurves` table (read at ``rungs`` with ``how`` and
-            ``tolerance``, see :meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`) or
+        curves: a :class:`~mf_sched.curves.learning_curves.LearningCurves` table (read at `rungs` with `how` and
+            `tolerance`, see :meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`) or
             :class:`RungValues`.
-        rungs: the ladder's fidelities (e.g. ``[1, 3, 9, 27]`` epochs or ``"1,3,9,27"``); the last is the
+        rungs: the ladder's fidelities (e.g. `[1, 3, 9, 27]` epochs or `"1,3,9,27"`); the last is the
             target. Required for a table.
         quantile: the fraction of configurations ζ̂ should cover (e.g. 0.95).
         confidence: level of the upper bound on that quantile (≥ 0.5).
-        method: ``"bootstrap"`` (exact percentile bootstrap) or ``"order"`` (distribution-free).
-        cost: ``"resource"``, ``"time"`` or ``"auto"`` (see :func:`estimate_costs`).
-        holdout: ``"configs"``, ``"tasks"``, ``None`` (skip) or ``"auto"`` (tasks when there are at least
+        method: `"bootstrap"` (exact percentile bootstrap) or `"order"` (distribution-free).
+        cost: `"resource"`, `"time"` or `"auto"` (see :func:`estimate_costs`).
+        holdout: `"configs"`, `"tasks"`, `None` (skip) or `"auto"` (tasks when there are at least
             four, else configs).
-        repeats, test_fraction, seed: of the held-out splits.
+        repeats: number of held-out splits.
+        test_fraction: fraction of the configurations held out in each split.
+        seed: seed of the held-out splits.
     """
     q = check_fraction("quantile", quantile)
     c = check_fraction("confidence", confidence, 0.5)
@@ -772,9 +776,9 @@ def calibrate(
 def geometric_rungs(
     min_resource: float, max_resource: float, eta: float = 3.0, available: Sequence[float] | None = None
 ) -> np.ndarray:
-    """Rungs ``r, r η, r η², …`` below ``max_resource``, then ``max_resource`` itself (the last geometric
-    rung is dropped when it is within a factor ``√η`` of the maximum: it would cost nearly as much).
-    With ``available`` fidelities, each rung snaps to the nearest available one (in log scale).
+    """Rungs `r, r η, r η², …` below `max_resource`, then `max_resource` itself (the last geometric
+    rung is dropped when it is within a factor `√η` of the maximum: it would cost nearly as much).
+    With `available` fidelities, each rung snaps to the nearest available one (in log scale).
 
     >>> geometric_rungs(1, 52).tolist()
     [1.0, 3.0, 9.0, 27.0, 52.0]
@@ -817,9 +821,9 @@ def suggest_ladder(
 ) -> Calibration:
     """A geometric ladder (:func:`geometric_rungs`) over the table's fidelities, calibrated.
 
-    ``min_resource`` defaults to the smallest positive fidelity in the table, ``max_resource`` to the
-    largest fidelity that 90% of the runs reach. With ``drop_dominated`` the dominated rungs are removed
-    and the ladder is calibrated again. ``kwargs`` go to :func:`calibrate`. The returned
+    `min_resource` defaults to the smallest positive fidelity in the table, `max_resource` to the
+    largest fidelity that 90% of the runs reach. With `drop_dominated` the dominated rungs are removed
+    and the ladder is calibrated again. `kwargs` go to :func:`calibrate`. The returned
     :class:`Calibration` reports, per rung, cost, ζ̂, σ̂ and held-out coverage.
 
     >>> from mf_sched.curves.learning_curves import LearningCurves

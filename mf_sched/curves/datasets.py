@@ -1,44 +1,44 @@
 """Loaders for public learning-curve data: LCBench (YAHPO Gym surrogate), TaskSet, DeepOBS, AlgoPerf.
 
-Every loader takes the file (or folder) as ``path``; without it, it looks in the data folder named by the
-environment variable ``MF_SCHED_DATA`` (laid out as below), then in ``../shared/data`` beside the
+Every loader takes the file (or folder) as `path`; without it, it looks in the data folder named by the
+environment variable `MF_SCHED_DATA` (laid out as below), then in `../shared/data` beside the
 project. When the data is not there it raises :class:`FileNotFoundError` saying where the data comes
 from. None of the data ships with mf-sched.
 
 ===========  =============================================  =============================================
 source       file under the data folder                     origin
 ===========  =============================================  =============================================
-LCBench      ``lcbench/model.onnx``, ``config_space.json``,  YAHPO Gym v1.0 surrogate, repository
-             ``encoding.json``                              ``slds-lmu/yahpo_data``, folder ``lcbench/``
+LCBench      `lcbench/model.onnx`, `config_space.json`,  YAHPO Gym v1.0 surrogate, repository
+             `encoding.json`                              `slds-lmu/yahpo_data`, folder `lcbench/`
                                                             (Apache-2.0); LCBench: Zimmer et al. 2021
-TaskSet      ``taskset/taskset_imdb_rnn_valid_loss.csv.gz``  TaskSet (Metz et al. 2020) RNN text tasks as
-                                                            released in ``machinelearningnuremberg/DPL``,
-                                                            ``data/taskset/*.json`` (Apache-2.0)
-DeepOBS      ``deepobs/deepobs_epoch_curves.csv.gz``         ``fsschneider/DeepOBS_Baselines`` (MIT)
-AlgoPerf     ``algoperf/algoperf_eval_curves.csv.gz``,       ``mlcommons/submissions_algorithms``,
-             ``algoperf/algoperf_runs_hparams.csv.gz``       ``previous_leaderboards/algoperf_v0{5,6}/logs``
+TaskSet      `taskset/taskset_imdb_rnn_valid_loss.csv.gz`  TaskSet (Metz et al. 2020) RNN text tasks as
+                                                            released in `machinelearningnuremberg/DPL`,
+                                                            `data/taskset/*.json` (Apache-2.0)
+DeepOBS      `deepobs/deepobs_epoch_curves.csv.gz`         `fsschneider/DeepOBS_Baselines` (MIT)
+AlgoPerf     `algoperf/algoperf_eval_curves.csv.gz`,       `mlcommons/submissions_algorithms`,
+             `algoperf/algoperf_runs_hparams.csv.gz`       `previous_leaderboards/algoperf_v0{5,6}/logs`
                                                             (Apache-2.0)
 ===========  =============================================  =============================================
 
 What each loader returns (a :class:`~mf_sched.curves.learning_curves.LearningCurves`):
 
-* :func:`load_taskset` — ``valid_loss`` (``mode="min"``) at 51 evaluation points spread over training
+* :func:`load_taskset` — `valid_loss` (`mode="min"`) at 51 evaluation points spread over training
   (fidelity = evaluation index 1..51), 1,000 optimizer configurations per task, one seed; the 12 tasks are
   the table's tasks. Diverged runs report NaN from some point on: those rows are dropped
-  (``nonfinite="drop"``), so a diverged run has no final value and takes no part in ζ estimation.
-* :func:`load_deepobs` — per-epoch ``test_acc`` / ``test_loss`` / ``train_*`` of 3 optimizers × a log
+  (`nonfinite="drop"`), so a diverged run has no final value and takes no part in ζ estimation.
+* :func:`load_deepobs` — per-epoch `test_acc` / `test_loss` / `train_*` of 3 optimizers × a log
   learning-rate grid on 8 problems (the tasks); 9–10 seeds at each optimizer's best learning rate, one
   elsewhere: the source of seed noise σ̂.
 * :func:`load_algoperf` — the evaluation curves of one or more workloads (the tasks): a configuration is
   a submission's hyperparameter trial, the 5 studies are its seeds (the same hyperparameters, verified on
-  the hparams file), fidelity = ``global_step`` (or ``score``, seconds of submission time), cost =
-  ``score``. Evaluations are time-triggered: read them with ``how="previous"`` or use
+  the hparams file), fidelity = `global_step` (or `score`, seconds of submission time), cost =
+  `score`. Evaluations are time-triggered: read them with `how="previous"` or use
   :meth:`~mf_sched.curves.learning_curves.LearningCurves.to_fraction`.
-* :class:`LCBenchSurrogate` — the YAHPO ONNX model queried in batches with ``onnxruntime`` (the ``bench``
+* :class:`LCBenchSurrogate` — the YAHPO ONNX model queried in batches with `onnxruntime` (the `bench`
   extra): any configuration of the LCBench search space on any of its 34 tasks, at epochs 1..52.
   Outputs are deterministic surrogate means: no seed noise. :meth:`LCBenchSurrogate.curves` samples
-  configurations and returns their curves (``val_accuracy`` as a fraction in [0, 1]: the surrogate's
-  percent divided by 100; cost = the surrogate's ``time``).
+  configurations and returns their curves (`val_accuracy` as a fraction in [0, 1]: the surrogate's
+  percent divided by 100; cost = the surrogate's `time`).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ _FILES = {
 
 
 def data_root() -> Path | None:
-    """The data folder: ``$MF_SCHED_DATA``, else ``../shared/data`` beside the project (if it exists)."""
+    """The data folder: `$MF_SCHED_DATA`, else `../shared/data` beside the project (if it exists)."""
     env = os.environ.get(DATA_ENV)
     if env:
         return Path(env)
@@ -153,9 +153,9 @@ def load_taskset(
     """TaskSet RNN text-classification validation-loss curves (see the module docstring).
 
     Args:
-        path: the CSV (default ``$MF_SCHED_DATA/taskset/taskset_imdb_rnn_valid_loss.csv.gz``).
+        path: the CSV (default `$MF_SCHED_DATA/taskset/taskset_imdb_rnn_valid_loss.csv.gz`).
         tasks: keep only these task names (default: all 12).
-        nonfinite: ``"drop"`` (default) removes the NaN tail of diverged runs; ``"error"`` rejects it.
+        nonfinite: `"drop"` (default) removes the NaN tail of diverged runs; `"error"` rejects it.
         params: attach each configuration's optimizer hyperparameters.
     """
     p = _resolve("taskset", path)
@@ -198,13 +198,14 @@ def load_deepobs(
     """DeepOBS baseline curves: configuration = (optimizer, learning rate), task = problem, per-epoch metric.
 
     Args:
-        path: the CSV (default ``$MF_SCHED_DATA/deepobs/deepobs_epoch_curves.csv.gz``).
-        problems, optimizers: keep only these (default: all).
-        metric: ``test_acc``, ``test_loss``, ``train_acc`` or ``train_loss``.
-        mode: default ``"max"`` for accuracies, ``"min"`` for losses.
+        path: the CSV (default `$MF_SCHED_DATA/deepobs/deepobs_epoch_curves.csv.gz`).
+        problems: keep only these DeepOBS problems (default: all).
+        optimizers: keep only these optimizers (default: all).
+        metric: `test_acc`, `test_loss`, `train_acc` or `train_loss`.
+        mode: default `"max"` for accuracies, `"min"` for losses.
 
     Missing values (the VAE and quadratic problems report no accuracy; diverged runs report NaN losses) are
-    dropped. Configuration labels are ``"<optimizer> lr=<lr>"``.
+    dropped. Configuration labels are `"<optimizer> lr=<lr>"`.
     """
     metrics = ("test_acc", "test_loss", "train_acc", "train_loss")
     if metric not in metrics:
@@ -277,18 +278,18 @@ def load_algoperf(
     """AlgoPerf evaluation curves of some workloads (tasks); only their rows are parsed.
 
     Args:
-        path: the evaluations CSV (default ``$MF_SCHED_DATA/algoperf/algoperf_eval_curves.csv.gz``).
-        workloads: one or more workload names (default ``imagenet_resnet_jax``).
-        metric: a column such as ``validation/accuracy``; default: the workload family's target metric
+        path: the evaluations CSV (default `$MF_SCHED_DATA/algoperf/algoperf_eval_curves.csv.gz`).
+        workloads: one or more workload names (default `imagenet_resnet_jax`).
+        metric: a column such as `validation/accuracy`; default: the workload family's target metric
             (ImageNet accuracy, WMT BLEU, LibriSpeech WER, OGBG mAP, fastMRI SSIM, Criteo loss).
-        mode: default ``"min"`` for losses and WER, else ``"max"``.
-        ruleset: ``external_tuning`` (default: 5 hyperparameter trials × 5 studies), ``self_tuning`` or
+        mode: default `"min"` for losses and WER, else `"max"`.
+        ruleset: `external_tuning` (default: 5 hyperparameter trials × 5 studies), `self_tuning` or
             None for both.
         submissions: keep only these submissions.
-        fidelity: ``global_step`` (default) or ``score`` (seconds of submission time).
+        fidelity: `global_step` (default) or `score` (seconds of submission time).
         hparams: attach each configuration's hyperparameters (reads the small hparams file).
 
-    Configuration labels are ``"<version>/<ruleset>/<submission>/<trial>"``; seeds are the studies; cost = score.
+    Configuration labels are `"<version>/<ruleset>/<submission>/<trial>"`; seeds are the studies; cost = score.
     """
     wl = _as_list(workloads) or []
     if not wl:
@@ -391,22 +392,24 @@ class LCBenchSurrogate:
     """The YAHPO Gym LCBench surrogate (ONNX), queried in batches with onnxruntime.
 
     Args:
-        path: the folder holding ``model.onnx``, ``config_space.json`` and ``encoding.json`` (default
-            ``$MF_SCHED_DATA/lcbench``).
+        path: the folder holding `model.onnx`, `config_space.json` and `encoding.json` (default
+            `$MF_SCHED_DATA/lcbench`).
         threads: onnxruntime intra-op threads (default 1: the surrogate is small; batching is what helps).
 
-    The search space (from ``config_space.json``): ``batch_size`` [16, 512] log int, ``learning_rate``
-    [1e-4, 0.1] log, ``momentum`` [0.1, 0.99], ``weight_decay`` [1e-5, 0.1], ``num_layers`` [1, 5] int,
-    ``max_units`` [64, 1024] log int, ``max_dropout`` [0, 1]; the fidelity is ``epoch`` 1..52; 34 tasks
-    (OpenML task ids). Outputs (:attr:`OUTPUTS`): ``time`` (cumulative seconds), ``val_accuracy`` (returned
-    as a fraction: the model's percent / 100), ``val_cross_entropy``, ``val_balanced_accuracy``,
-    ``test_cross_entropy``, ``test_balanced_accuracy``. Deterministic: no seed noise.
+    The search space (from `config_space.json`): `batch_size` [16, 512] log int, `learning_rate`
+    [1e-4, 0.1] log, `momentum` [0.1, 0.99], `weight_decay` [1e-5, 0.1], `num_layers` [1, 5] int,
+    `max_units` [64, 1024] log int, `max_dropout` [0, 1]; the fidelity is `epoch` 1..52; 34 tasks
+    (OpenML task ids). Outputs (:attr:`OUTPUTS`): `time` (cumulative seconds), `val_accuracy` (returned
+    as a fraction: the model's percent / 100), `val_cross_entropy`, `val_balanced_accuracy`,
+    `test_cross_entropy`, `test_balanced_accuracy`. Deterministic: no seed noise.
 
-    Example (needs the data and onnxruntime)::
+    Example (needs the data and onnxruntime):
 
-        sur = LCBenchSurrogate()
-        cfg = sur.sample(5, np.random.default_rng(0))
-        sur.predict(cfg, task="3945", epochs=[1, 52])["val_accuracy"].shape   # (5, 2)
+    ```python
+    sur = LCBenchSurrogate()
+    cfg = sur.sample(5, np.random.default_rng(0))
+    sur.predict(cfg, task="3945", epochs=[1, 52])["val_accuracy"].shape   # (5, 2)
+    ```
     """
 
     OUTPUTS = (
@@ -468,7 +471,7 @@ class LCBenchSurrogate:
         return f"LCBenchSurrogate({str(self.path)!r}, {len(self.tasks)} tasks)"
 
     def sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """``n`` configurations drawn uniformly from the search space (log-uniform where the space is log;
+        """`n` configurations drawn uniformly from the search space (log-uniform where the space is log;
         integers rounded), as a dict of arrays."""
         check_int("n", n)
         out = {}
@@ -519,8 +522,8 @@ class LCBenchSurrogate:
         epochs: Sequence[int] | None = None,
         batch: int = 65536,
     ) -> dict[str, np.ndarray]:
-        """Surrogate outputs for every configuration at every epoch: a dict of ``(n_configs, n_epochs)``
-        arrays keyed by :attr:`OUTPUTS` (``val_accuracy`` as a fraction)."""
+        """Surrogate outputs for every configuration at every epoch: a dict of `(n_configs, n_epochs)`
+        arrays keyed by :attr:`OUTPUTS` (`val_accuracy` as a fraction)."""
         task = str(task)
         if task not in self._codes:
             raise ValueError(f"task {task!r} is unknown; accepted: {', '.join(self.tasks)}")
@@ -551,9 +554,9 @@ class LCBenchSurrogate:
         epochs: Sequence[int] | None = None,
         seed: int | None = 0,
     ) -> LearningCurves:
-        """Learning curves of ``n_configs`` random configurations per task (the same configurations on
-        every task), ``cost`` = the surrogate's cumulative time. ``mode`` defaults to ``"min"`` for
-        cross-entropies and ``"max"`` for accuracies."""
+        """Learning curves of `n_configs` random configurations per task (the same configurations on
+        every task), `cost` = the surrogate's cumulative time. `mode` defaults to `"min"` for
+        cross-entropies and `"max"` for accuracies."""
         if metric not in self.OUTPUTS or metric == "time":
             raise ValueError(f"metric = {metric!r} is unknown; accepted: {', '.join(self.OUTPUTS[1:])}")
         mode = check_mode(mode if mode is not None else ("min" if "entropy" in metric else "max"))
@@ -596,7 +599,7 @@ def load_lcbench(
     mode: str | None = None,
     seed: int | None = 0,
 ) -> LearningCurves:
-    """Curves of ``n_configs`` random LCBench configurations per task from the surrogate (see
+    """Curves of `n_configs` random LCBench configurations per task from the surrogate (see
     :meth:`LCBenchSurrogate.curves`)."""
     return LCBenchSurrogate(path).curves(tasks, n_configs=n_configs, metric=metric, mode=mode, seed=seed)
 
@@ -615,7 +618,7 @@ def load_source(
     n_configs: int = 200,
     seed: int | None = 0,
 ) -> LearningCurves:
-    """Load a named source with its defaults (used by the CLI); ``tasks`` selects tasks/problems/workloads."""
+    """Load a named source with its defaults (used by the CLI); `tasks` selects tasks/problems/workloads."""
     if name == "lcbench":
         return load_lcbench(
             path, tasks=tasks, n_configs=n_configs, metric=metric or "val_accuracy", mode=mode, seed=seed

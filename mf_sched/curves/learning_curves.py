@@ -5,37 +5,37 @@ A :class:`LearningCurves` table holds one row per observation of a training run:
 =============  =========================================================================================
 column         meaning
 =============  =========================================================================================
-``config``     the configuration (an arm): any hashable label; with ``task`` given, a configuration is
+`config`     the configuration (an arm): any hashable label; with `task` given, a configuration is
                the pair (task, config), so ids may repeat across tasks
-``fidelity``   where on its curve the run is: epoch, training step, data fraction, seconds (finite, ≥ 0)
-``seed``       the independent replicate (training seed, study); one seed per configuration is allowed
-``metric``     the value reported there (accuracy, loss, ...); ``mode`` says whether higher is better
-``cost``       elapsed cost to reach that point from scratch (seconds, GPU-hours); optional
-``task``       the dataset / workload / problem; optional (one task)
+`fidelity`   where on its curve the run is: epoch, training step, data fraction, seconds (finite, ≥ 0)
+`seed`       the independent replicate (training seed, study); one seed per configuration is allowed
+`metric`     the value reported there (accuracy, loss, ...); `mode` says whether higher is better
+`cost`       elapsed cost to reach that point from scratch (seconds, GPU-hours); optional
+`task`       the dataset / workload / problem; optional (one task)
 =============  =========================================================================================
 
-Internally the columns are numpy arrays (``config``, ``seed`` and ``task`` as integer codes with their
+Internally the columns are numpy arrays (`config`, `seed` and `task` as integer codes with their
 labels kept in first-appearance order), sorted by (configuration, seed, fidelity); a configuration, seed
 and fidelity may appear only once. Metrics must be finite: constructors reject NaN/inf (a diverged run)
-with an error that names the row, or drop those rows with ``nonfinite="drop"`` (the count is kept in
+with an error that names the row, or drop those rows with `nonfinite="drop"` (the count is kept in
 :attr:`LearningCurves.n_dropped`). Nothing read from a file is ever evaluated: numbers are parsed with
-``float``, curve lists with :func:`json.loads` and then validated.
+`float`, curve lists with :func:`json.loads` and then validated.
 
 Where the rows come from:
 
 * :meth:`LearningCurves.from_records` — an iterable of mappings (one per observation). This is how the
-  integrations build a table: an Optuna study gives ``config = trial.number``, ``fidelity = step``,
-  ``metric`` = the intermediate value at that step, ``seed`` = a user attribute or 0, ``cost`` = seconds
-  since the trial started; a Ray Tune results directory gives ``config`` = trial id,
-  ``fidelity = training_iteration``, ``metric`` = the reported metric, ``cost = time_total_s``.
+  integrations build a table: an Optuna study gives `config = trial.number`, `fidelity = step`,
+  `metric` = the intermediate value at that step, `seed` = a user attribute or 0, `cost` = seconds
+  since the trial started; a Ray Tune results directory gives `config` = trial id,
+  `fidelity = training_iteration`, `metric` = the reported metric, `cost = time_total_s`.
 * :meth:`LearningCurves.from_csv` — a long table (one row per observation), or a wide one whose metric
-  column holds each run's whole curve as a JSON list (``layout="list"``, as in the TaskSet file).
+  column holds each run's whole curve as a JSON list (`layout="list"`, as in the TaskSet file).
 * :meth:`LearningCurves.from_dataframe` — a pandas (or any column-indexable) data frame, duck-typed.
 * the loaders of :mod:`mf_sched.curves.datasets` (LCBench, TaskSet, DeepOBS, AlgoPerf).
 
-:meth:`LearningCurves.values_at` reads every run at a ladder of fidelities (``how="previous"``: the last
-value reported at or before the rung, what a pruner sees; ``"interpolate"``; ``"exact"``) and returns a
-:class:`RungValues` — dense ``(configurations, seeds, rungs)`` arrays with NaN where a run has no value —
+:meth:`LearningCurves.values_at` reads every run at a ladder of fidelities (`how="previous"`: the last
+value reported at or before the rung, what a pruner sees; `"interpolate"`; `"exact"`) and returns a
+:class:`RungValues` — dense `(configurations, seeds, rungs)` arrays with NaN where a run has no value —
 from which :mod:`mf_sched.curves.calibration` estimates the ladder and :mod:`mf_sched.curves.replay` builds benchmarks.
 
 Example:
@@ -75,7 +75,7 @@ _MAX_CSV_BYTES = 2 * 1024**3
 
 
 def check_mode(mode: Any) -> str:
-    """Validate an optimisation direction: ``"max"`` (accuracy) or ``"min"`` (loss).
+    """Validate an optimisation direction: `"max"` (accuracy) or `"min"` (loss).
 
     >>> check_mode("min")
     'min'
@@ -90,7 +90,7 @@ def check_mode(mode: Any) -> str:
 
 
 def parse_fidelities(text: str | Sequence[float], name: str = "fidelities") -> np.ndarray:
-    """Parse a ladder of fidelities (``"1,3,9,27"`` or a sequence): finite, > 0, strictly increasing.
+    """Parse a ladder of fidelities (`"1,3,9,27"` or a sequence): finite, > 0, strictly increasing.
 
     >>> parse_fidelities("1, 3,9,27").tolist()
     [1.0, 3.0, 9.0, 27.0]
@@ -133,7 +133,7 @@ def _number(v: Any, name: str) -> float:
 
 # ------------------------------------------------------------------------------------------ column parsing
 def _float_column(values: Any, name: str, *, allow_missing: bool) -> np.ndarray:
-    """A float64 array from numbers or numeric strings; '' / None are NaN when ``allow_missing``."""
+    """A float64 array from numbers or numeric strings; '' / None are NaN when `allow_missing`."""
     if isinstance(values, np.ndarray) and values.dtype.kind in "iuf":
         return values.astype(float, copy=False).ravel()
     if isinstance(values, np.ndarray) and values.dtype.kind == "b":
@@ -213,9 +213,9 @@ def read_csv_columns(
     delimiter: str = ",",
     optional: set[str] | frozenset[str] = frozenset(),
 ) -> dict[str, list[str]]:
-    """Read some columns of a CSV file (plain or gzip) as strings, keeping only the rows whose ``where``
+    """Read some columns of a CSV file (plain or gzip) as strings, keeping only the rows whose `where`
     columns hold one of the given values (filtered while reading, so large files stay cheap). Missing
-    ``optional`` columns are left out of the result; any other missing column is an error."""
+    `optional` columns are left out of the result; any other missing column is an error."""
     filters = {k: set(map(str, v)) for k, v in (where or {}).items()}
     with _open_text(path) as fh:
         reader = csv.reader(fh, delimiter=delimiter)
@@ -272,17 +272,19 @@ class LearningCurves:
 
     Args:
         config: configuration label of every row (strings or integers).
-        fidelity: position on the curve (epoch, step, fraction, ...), finite and ``≥ 0``.
-        metric: the reported value; finite (see ``nonfinite``).
+        fidelity: position on the curve (epoch, step, fraction, ...), finite and `≥ 0`.
+        metric: the reported value; finite (see `nonfinite`).
         seed: replicate label of every row (default: one seed).
         cost: elapsed cost to reach the row from scratch (default: unknown); NaN marks a missing value.
         task: task label of every row (default: one task). A configuration is (task, config).
-        metric_name, fidelity_name, cost_name: display names.
-        mode: ``"max"`` when higher is better (accuracy), ``"min"`` when lower is better (loss).
+        metric_name: display name of the metric.
+        fidelity_name: display name of the fidelity.
+        cost_name: display name of the cost.
+        mode: `"max"` when higher is better (accuracy), `"min"` when lower is better (loss).
         params: optional hyperparameters per configuration: a mapping from the configuration's label
-            (``(task, config)`` when tasks are given) to a JSON-safe mapping.
+            (`(task, config)` when tasks are given) to a JSON-safe mapping.
         source: free text saying where the curves come from.
-        nonfinite: ``"error"`` (default) rejects a NaN/inf metric naming its row; ``"drop"`` removes
+        nonfinite: `"error"` (default) rejects a NaN/inf metric naming its row; `"drop"` removes
             those rows (diverged runs) and counts them in :attr:`n_dropped`.
 
     Example:
@@ -449,7 +451,7 @@ class LearningCurves:
         self.n_dropped = n_dropped
 
     def _derive(self, keep: np.ndarray, *, fidelity: np.ndarray | None = None, note: str = "") -> LearningCurves:
-        """A table of the rows ``keep`` (boolean mask), configurations/seeds/tasks re-coded."""
+        """A table of the rows `keep` (boolean mask), configurations/seeds/tasks re-coded."""
         if not keep.any():
             raise ValueError("the selection leaves no rows")
         cfg_old = self.config[keep]
@@ -500,8 +502,8 @@ class LearningCurves:
     ) -> LearningCurves:
         """Build from mappings, one per observation; the keyword arguments name their keys.
 
-        ``seed``, ``cost`` and ``task`` are optional keys (``None``: not present). Other keyword
-        arguments (``source``, ``params``, ``nonfinite``) go to the constructor.
+        `seed`, `cost` and `task` are optional keys (`None`: not present). Other keyword
+        arguments (`source`, `params`, `nonfinite`) go to the constructor.
 
         >>> LearningCurves.from_records([{"config": 1, "fidelity": 2, "loss": 0.5}], metric="loss",
         ...                             mode="min").n_rows
@@ -533,7 +535,7 @@ class LearningCurves:
         layout: str = "long",
         **kwargs: Any,
     ) -> LearningCurves:
-        """Build from a data frame (pandas, or anything with ``df[name]`` and ``.columns``; duck-typed, so
+        """Build from a data frame (pandas, or anything with `df[name]` and `.columns`; duck-typed, so
         the core does not import pandas). Columns as in :meth:`from_csv`.
 
         >>> class Frame(dict):                      # the smallest duck-typed frame
@@ -582,14 +584,19 @@ class LearningCurves:
 
         Args:
             path: the file; a header row names the columns.
-            metric, config, fidelity, seed, cost, task: column names (``seed``, ``cost``, ``task`` optional).
-            layout: ``"long"`` (one row per observation) or ``"list"``: one row per run whose ``metric``
-                column (and ``cost``, and ``fidelity`` when present) holds a JSON list; the fidelities are
-                then that column's lists, else ``list_fidelities``, else ``1, 2, …, n``. ``null`` and
-                ``NaN`` entries are non-finite metrics (see ``nonfinite``).
+            metric: column name of the metric.
+            config: column name of the configuration.
+            fidelity: column name of the fidelity.
+            seed: column name of the seed (optional).
+            cost: column name of the cost (optional).
+            task: column name of the task (optional).
+            layout: `"long"` (one row per observation) or `"list"`: one row per run whose `metric`
+                column (and `cost`, and `fidelity` when present) holds a JSON list; the fidelities are
+                then that column's lists, else `list_fidelities`, else `1, 2, …, n`. `null` and
+                `NaN` entries are non-finite metrics (see `nonfinite`).
             where: keep only rows whose column values are among the given strings, e.g.
-                ``{"workload": ["wmt_jax"]}`` (filtered while reading: large files stay cheap).
-            kwargs: ``source``, ``params``, ``nonfinite``, display names.
+                `{"workload": ["wmt_jax"]}` (filtered while reading: large files stay cheap).
+            kwargs: `source`, `params`, `nonfinite`, display names.
 
         Example:
             >>> import tempfile, pathlib
@@ -659,7 +666,7 @@ class LearningCurves:
         lengths = np.fromiter((len(m) for m in mets), dtype=np.int64, count=len(mets))
 
         def flat_lists(name: str, what: str) -> list[Any]:
-            """Column ``name``'s lists, one per row, each as long as the row's metric list, concatenated."""
+            """Column `name`'s lists, one per row, each as long as the row's metric list, concatenated."""
             lists = [cell_list(v, name, i) for i, v in enumerate(cols[name])]
             for i, (x, m) in enumerate(zip(lists, mets)):
                 if len(x) != len(m):
@@ -716,7 +723,7 @@ class LearningCurves:
 
     @property
     def score(self) -> np.ndarray:
-        """The metric oriented so that higher is better (``−metric`` for ``mode="min"``): what policies maximise."""
+        """The metric oriented so that higher is better (`−metric` for `mode="min"`): what policies maximise."""
         return self.metric if self.mode == "max" else -self.metric
 
     @property
@@ -730,7 +737,7 @@ class LearningCurves:
         return np.bincount(pairs // self.n_seeds, minlength=self.n_configs)
 
     def config_key(self, k: int) -> Any:
-        """The label of configuration ``k``: ``(task, config)`` when there are several tasks."""
+        """The label of configuration `k`: `(task, config)` when there are several tasks."""
         lab = self.config_labels[k]
         return (self.task_labels[self.config_task[k]], lab) if self.n_tasks > 1 else lab
 
@@ -769,9 +776,9 @@ class LearningCurves:
         return self._derive(keep)
 
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(starts, lengths)``: the first row and the number of rows of every run (configuration, seed),
-        in the table's sorted row order; run ``i`` is rows ``starts[i] .. starts[i] + lengths[i] − 1``, so
-        its last fidelity is ``fidelity[starts + lengths − 1]``."""
+        """`(starts, lengths)`: the first row and the number of rows of every run (configuration, seed),
+        in the table's sorted row order; run `i` is rows `starts[i] .. starts[i] + lengths[i] − 1`, so
+        its last fidelity is `fidelity[starts + lengths − 1]`."""
         change = np.ones(self.n_rows, dtype=bool)
         change[1:] = (np.diff(self.config) != 0) | (np.diff(self.seed) != 0)
         starts = np.flatnonzero(change)
@@ -782,7 +789,7 @@ class LearningCurves:
     def to_fraction(self, *, min_length: float = 0.9) -> LearningCurves:
         """Fidelity as the fraction of each run completed (last observation = 1.0).
 
-        Runs whose last fidelity is below ``min_length`` times the longest run of their task are dropped
+        Runs whose last fidelity is below `min_length` times the longest run of their task are dropped
         (crashed or cut-short runs would otherwise look complete); use 0 to keep all.
 
         >>> c = LearningCurves(config=[0, 0, 1, 1], fidelity=[50, 100, 10, 20], metric=[1., 2., 3., 4.])
@@ -850,15 +857,15 @@ class LearningCurves:
 
         Args:
             rungs: strictly increasing fidelities; the last is the target (full fidelity).
-            how: ``"previous"`` — the last value reported at or before the rung (what a pruner at the
-                rung sees), provided the run reached the rung; ``"interpolate"`` — linear between the
-                reports around the rung; ``"exact"`` — only a report at the rung itself.
-            tolerance: relative slack: a run that stops within ``tolerance × rung`` below a rung still
-                counts as having reached it (its last value is used), and ``"exact"`` accepts a report that
+            how: `"previous"` — the last value reported at or before the rung (what a pruner at the
+                rung sees), provided the run reached the rung; `"interpolate"` — linear between the
+                reports around the rung; `"exact"` — only a report at the rung itself.
+            tolerance: relative slack: a run that stops within `tolerance × rung` below a rung still
+                counts as having reached it (its last value is used), and `"exact"` accepts a report that
                 close to the rung. Default 0.
 
         Returns:
-            a :class:`RungValues` with ``(configurations, seeds, rungs)`` arrays, NaN where missing.
+            a :class:`RungValues` with `(configurations, seeds, rungs)` arrays, NaN where missing.
 
         >>> c = LearningCurves(config=[0, 0, 0], fidelity=[1, 2, 4], metric=[1.0, 2.0, 4.0])
         >>> c.values_at([1, 3, 4]).metric[0, 0].tolist()
@@ -934,8 +941,8 @@ def _spec_columns(spec: _Spec) -> list[str]:
 class RungValues:
     """Every run read at a ladder of fidelities (see :meth:`LearningCurves.values_at`).
 
-    ``metric[k, s, m]`` and ``cost[k, s, m]`` are configuration ``k``'s value and elapsed cost with seed
-    ``s`` at rung ``m`` (NaN when the run has none); ``config_task[k]`` is its task.
+    `metric[k, s, m]` and `cost[k, s, m]` are configuration `k`'s value and elapsed cost with seed
+    `s` at rung `m` (NaN when the run has none); `config_task[k]` is its task.
     """
 
     rungs: np.ndarray
@@ -956,12 +963,12 @@ class RungValues:
 
     @property
     def score(self) -> np.ndarray:
-        """``metric`` oriented so that higher is better."""
+        """`metric` oriented so that higher is better."""
         return self.metric if self.mode == "max" else -self.metric
 
     def bias(self) -> np.ndarray:
-        """Signed bias per configuration and rung, ``b_k(m) = µ_k(m) − µ_k(M)`` in the higher-is-better
-        orientation, with ``µ`` averaged over the seeds that have both rung ``m`` and the last rung (paired).
+        """Signed bias per configuration and rung, `b_k(m) = µ_k(m) − µ_k(M)` in the higher-is-better
+        orientation, with `µ` averaged over the seeds that have both rung `m` and the last rung (paired).
         NaN where no seed has both. Negative values mean the rung underestimates the final score (the
         usual case for accuracy curves and losses alike)."""
         s = self.score
@@ -972,7 +979,7 @@ class RungValues:
             return np.where(n > 0, tot / np.maximum(n, 1), np.nan)
 
     def gaps(self) -> np.ndarray:
-        """``|b_k(m)|``: the quantity ζ(m) bounds."""
+        """`|b_k(m)|`: the quantity ζ(m) bounds."""
         return np.abs(self.bias())
 
     def means(self) -> np.ndarray:

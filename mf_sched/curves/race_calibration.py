@@ -1,32 +1,32 @@
 """ζ⁺(m), the best configuration's improvement after each rung, estimated across the tasks of learning curves.
 
-The racing rule (:mod:`mf_sched.rungs`, ``rule="race"``) needs a bound on one quantity only: how much the best
-configuration of a study can still improve after rung ``m``. This module estimates it from learning curves of
+The racing rule (:mod:`mf_sched.rungs`, `rule="race"`) needs a bound on one quantity only: how much the best
+configuration of a study can still improve after rung `m`. This module estimates it from learning curves of
 many *tasks* (datasets, workloads), so that the bound transfers to a new task:
 
-* **whose best?** In a study of ``K`` configurations the arm that matters is the best of those ``K``, and it
-  is not the best configuration of the task: the best of a random ``K``-subset is a less extreme
+* **whose best?** In a study of `K` configurations the arm that matters is the best of those `K`, and it
+  is not the best configuration of the task: the best of a random `K`-subset is a less extreme
   configuration, and on LCBench its improvement after 10% of training is about 1.6× that of the task's
-  single best (a slower learner). For every task we therefore draw ``draws`` random ``K``-subsets
-  (``K = n_arms``, or all configurations when the task has fewer) and record the improvement of each
-  subset's best configuration (by final value): the per-task distribution ``F_t`` of the quantity ζ⁺ bounds.
-  Choose ``n_arms`` at or below the study sizes you run: the best of fewer arms is usually further from the
+  single best (a slower learner). For every task we therefore draw `draws` random `K`-subsets
+  (`K = n_arms`, or all configurations when the task has fewer) and record the improvement of each
+  subset's best configuration (by final value): the per-task distribution `F_t` of the quantity ζ⁺ bounds.
+  Choose `n_arms` at or below the study sizes you run: the best of fewer arms is usually further from the
   top of the task and improves more (conservative for larger studies);
-* **the estimate**: ``ζ̂⁺(m)`` is the ``quantile``-quantile of the task mixture ``(1/n) Σ_t F_t`` (every task
-  weighs the same), and its **upper confidence bound** at level ``confidence`` is the percentile bootstrap
+* **the estimate**: `ζ̂⁺(m)` is the `quantile`-quantile of the task mixture `(1/n) Σ_t F_t` (every task
+  weighs the same), and its **upper confidence bound** at level `confidence` is the percentile bootstrap
   over *tasks* (tasks are resampled with replacement; a fixed number of resamples with a fixed seed, so the
-  result is deterministic). The upper bounds get the non-increasing envelope and ``ζ⁺(M) = 0``;
-  ``typical(m)`` is the mixture's median, used only to *estimate* final values for early answers;
-* **forms**: ``"absolute"`` (metric units, maximisation orientation: ``final − value(m)``) or ``"relative"``
-  (the improvement as a fraction of the distance to ``ideal``, ``(final − value(m)) / (ideal − value(m))``,
+  result is deterministic). The upper bounds get the non-increasing envelope and `ζ⁺(M) = 0`;
+  `typical(m)` is the mixture's median, used only to *estimate* final values for early answers;
+* **forms**: `"absolute"` (metric units, maximisation orientation: `final − value(m)`) or `"relative"`
+  (the improvement as a fraction of the distance to `ideal`, `(final − value(m)) / (ideal − value(m))`,
   capped to [0, 1]: scale-free for metrics with a known best value, such as a loss with ideal 0);
-* **held-out-task coverage** (the acceptance test): for every task ``t``, ζ⁺ is re-estimated without ``t``
-  and we report the fraction of ``t``'s draws whose improvement is within it (leave-one-task-out); the
+* **held-out-task coverage** (the acceptance test): for every task `t`, ζ⁺ is re-estimated without `t`
+  and we report the fraction of `t`'s draws whose improvement is within it (leave-one-task-out); the
   mean over tasks estimates the coverage on a new task, the minimum shows the worst task.
 
-What the guarantee then means: the racing rule keeps the best arm with probability ``≥ 1 − δ − α``, where
-``δ`` covers the noise and ``α`` is the miscoverage of ζ⁺ on the study's task (estimated by the held-out
-coverage; ``1 − quantile`` if tasks are exchangeable with the calibration tasks).
+What the guarantee then means: the racing rule keeps the best arm with probability `≥ 1 − δ − α`, where
+`δ` covers the noise and `α` is the miscoverage of ζ⁺ on the study's task (estimated by the held-out
+coverage; `1 − quantile` if tasks are exchangeable with the calibration tasks).
 
 Example:
     >>> import numpy as np
@@ -44,8 +44,8 @@ Example:
     >>> cal = calibrate_race(curves, [1, 3, 9, 27], n_arms=10, draws=50, bootstrap=200)
 
     The true ζ⁺ has a closed form here: final value and speed are independent, so the best of 10 (by final
-    value) has a Uniform(0.5, 3) speed ``S``; its improvement after epoch ``e`` is ``0.3 (1 − e/27) / S``, whose
-    0.95-quantile is at S's 0.05-quantile, ``0.5 + 0.05 × 2.5 = 0.625``. The estimate is close to it and its
+    value) has a Uniform(0.5, 3) speed `S`; its improvement after epoch `e` is `0.3 (1 − e/27) / S`, whose
+    0.95-quantile is at S's 0.05-quantile, `0.5 + 0.05 × 2.5 = 0.625`. The estimate is close to it and its
     upper confidence bound (level 0.95 over resampled tasks) is above it; with few tasks it can fall below (with
     6 of these tasks, 0.43 < 0.46 after epoch 1): a bound over tasks needs tasks.
 
@@ -82,11 +82,11 @@ def best_of_k_improvements(
     means: np.ndarray, n_arms: int, draws: int, rng: np.random.Generator, *, form: str = "absolute",
     ideal: float | None = None,
 ) -> np.ndarray:  # fmt: skip
-    """The improvement after each rung of the best configuration of ``draws`` random ``n_arms``-subsets.
+    """The improvement after each rung of the best configuration of `draws` random `n_arms`-subsets.
 
-    ``means`` is one task's ``(configurations, rungs)`` table of scores (higher is better; rows with a NaN are
-    ignored); the best of a subset is the one with the highest last column. Returns ``(draws, rungs)``:
-    ``final − value(m)`` (absolute) or that over ``ideal − value(m)``, capped to [0, 1] (relative).
+    `means` is one task's `(configurations, rungs)` table of scores (higher is better; rows with a NaN are
+    ignored); the best of a subset is the one with the highest last column. Returns `(draws, rungs)`:
+    `final − value(m)` (absolute) or that over `ideal − value(m)`, capped to [0, 1] (relative).
 
     >>> m = np.array([[0.1, 0.5], [0.4, 0.6], [0.3, 0.9]])
     >>> best_of_k_improvements(m, 3, 2, np.random.default_rng(0)).tolist()
@@ -114,8 +114,8 @@ def best_of_k_improvements(
 
 
 def _mixture_quantiles(samples: list[np.ndarray], weights: np.ndarray, probs: Sequence[float]) -> np.ndarray:
-    """Quantiles (inverted CDF) of the mixture of per-task samples with task ``weights``: ``(len(probs), M)``.
-    ``weights`` may be ``(B, n_tasks)`` for many bootstrap resamples at once: then ``(B, len(probs), M)``."""
+    """Quantiles (inverted CDF) of the mixture of per-task samples with task `weights`: `(len(probs), M)`.
+    `weights` may be `(B, n_tasks)` for many bootstrap resamples at once: then `(B, len(probs), M)`."""
     w = np.atleast_2d(np.asarray(weights, dtype=float))
     sizes = np.array([s.shape[0] for s in samples])
     values = np.concatenate(samples, axis=0)  # (N, M)
@@ -139,11 +139,17 @@ class RaceCalibration:
 
     Attributes:
         rungs: the fidelities the estimate is for (the last is the target).
-        upper: the upper confidence bound of the ``quantile``-quantile, enveloped (the value to race with).
-        point: the ``quantile``-quantile itself (before the bound and envelope).
-        typical: the mixture's median improvement (enveloped, ``≤ upper``).
-        coverage_mean / coverage_min: leave-one-task-out coverage of ``upper`` per rung, mean and worst task.
-        form, ideal, n_arms, quantile, confidence, draws, bootstrap: the settings.
+        upper: the upper confidence bound of the `quantile`-quantile, enveloped (the value to race with).
+        point: the `quantile`-quantile itself (before the bound and envelope).
+        typical: the mixture's median improvement (enveloped, `≤ upper`).
+        coverage_mean / coverage_min: leave-one-task-out coverage of `upper` per rung, mean and worst task.
+        form: the `form` setting of :func:`calibrate_race`.
+        ideal: the `ideal` setting of :func:`calibrate_race`.
+        n_arms: the `n_arms` setting of :func:`calibrate_race`.
+        quantile: the `quantile` setting of :func:`calibrate_race`.
+        confidence: the `confidence` setting of :func:`calibrate_race`.
+        draws: the `draws` setting of :func:`calibrate_race`.
+        bootstrap: the `bootstrap` setting of :func:`calibrate_race`.
         tasks: the task labels used; holdout_upper: per task, the bound estimated without it (its row of the
             leave-one-task-out check).
         source: where the curves came from.
@@ -174,7 +180,7 @@ class RaceCalibration:
         return int(self.rungs.size)
 
     def bias(self, source: str | None = None) -> RaceBias:
-        """The :class:`~mf_sched.race.RaceBias` to race with (``upper``; ``typical`` for estimates)."""
+        """The :class:`~mf_sched.race.RaceBias` to race with (`upper`; `typical` for estimates)."""
         return RaceBias(
             upper=tuple(self.upper.tolist()),
             typical=tuple(self.typical.tolist()),
@@ -251,9 +257,9 @@ def improvement_samples(
     how: str = "previous",
     min_configs: int = 2,
 ) -> dict[Any, np.ndarray]:
-    """Per task, the improvement after each rung of the best of ``draws`` random ``n_arms``-subsets
-    (:func:`best_of_k_improvements` on the task's seed-averaged values at ``rungs``). Tasks with fewer than
-    ``min_configs`` complete configurations are left out. ``ideal`` is in the metric's own units (it is
+    """Per task, the improvement after each rung of the best of `draws` random `n_arms`-subsets
+    (:func:`best_of_k_improvements` on the task's seed-averaged values at `rungs`). Tasks with fewer than
+    `min_configs` complete configurations are left out. `ideal` is in the metric's own units (it is
     oriented here)."""
     if not isinstance(curves, LearningCurves):
         raise TypeError(f"curves must be a LearningCurves table, got {type(curves).__name__}")
@@ -299,12 +305,12 @@ def race_bound(
 ) -> RaceCalibration:
     """ζ⁺ from per-task improvement samples (:func:`improvement_samples`, possibly pooled from several sources):
     the upper bound, the envelope and the leave-one-task-out coverage (see the module docstring;
-    ``holdout=False`` skips it: NaN coverage). ``ideal`` is in the maximisation orientation here.
+    `holdout=False` skips it: NaN coverage). `ideal` is in the maximisation orientation here.
 
-    ``method="bootstrap"``: the ``quantile``-quantile of the task mixture, bounded by the percentile bootstrap
-    over tasks at level ``confidence``. ``method="conformal"``: every task's own ``quantile``-quantile, and of
-    those the ``⌈(n + 1) confidence⌉``-th smallest (the largest when ``n`` is small): if tasks are exchangeable,
-    a new task's own quantile is below it with probability ``≥ confidence`` (``n/(n + 1)`` when it is the
+    `method="bootstrap"`: the `quantile`-quantile of the task mixture, bounded by the percentile bootstrap
+    over tasks at level `confidence`. `method="conformal"`: every task's own `quantile`-quantile, and of
+    those the `⌈(n + 1) confidence⌉`-th smallest (the largest when `n` is small): if tasks are exchangeable,
+    a new task's own quantile is below it with probability `≥ confidence` (`n/(n + 1)` when it is the
     largest) — a distribution-free statement over tasks, more conservative with few or unlike tasks."""
     r = parse_fidelities(rungs, "rungs")
     q = check_fraction("quantile", quantile)
@@ -387,16 +393,16 @@ def calibrate_race(
     """Estimate ζ⁺ per rung from the learning curves of several tasks (see the module docstring).
 
     Args:
-        curves: learning curves with a ``task`` column (at least 2 tasks) — e.g. a benchmark loaded with
+        curves: learning curves with a `task` column (at least 2 tasks) — e.g. a benchmark loaded with
             :mod:`mf_sched.curves.datasets`, or several earlier studies.
         rungs: fidelities (in the curves' units; use :meth:`LearningCurves.to_fraction` first for fractions of
             each run); the last is the target.
-        n_arms: the study size ``K`` whose best configuration is bounded (default 20).
+        n_arms: the study size `K` whose best configuration is bounded (default 20).
         quantile: the fraction of (task, study) draws ζ⁺ must cover. confidence: level of the bootstrap
             upper bound over tasks.
-        form: ``"absolute"`` or ``"relative"`` (needs ``ideal``, in the metric's own units: 1.0 for an
+        form: `"absolute"` or `"relative"` (needs `ideal`, in the metric's own units: 1.0 for an
             accuracy, 0.0 for a loss).
-        draws: random ``n_arms``-subsets per task. bootstrap: task resamples for the upper bound.
+        draws: random `n_arms`-subsets per task. bootstrap: task resamples for the upper bound.
         seed: seeds the subsets and the bootstrap (the result is a function of the arguments).
         how: how runs are read at the rungs (:meth:`LearningCurves.values_at`).
     """

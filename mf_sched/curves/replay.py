@@ -3,35 +3,35 @@
 A :class:`ReplayBenchmark` is an :class:`~mf_sched.sim.instance.Instance` whose arms are configurations of
 a learning-curve source and whose fidelities are a ladder of rungs (epochs, steps, fractions of the run):
 
-* ``means[k, m]`` is configuration ``k``'s score at rung ``m`` (higher is better: ``−loss`` for losses)
+* `means[k, m]` is configuration `k`'s score at rung `m` (higher is better: `−loss` for losses)
   averaged over its seeds; the last column is the full-fidelity value, so the best arm, simple regret and
   identification correctness are known;
 * the ladder's ζ, γ and λ come from a :class:`~mf_sched.curves.calibration.Calibration`, by default estimated on
   the source's *other* configurations (those not drawn as arms), so :attr:`ReplayBenchmark.zeta_coverage`
   — the fraction of arms whose bias is within ζ̂ — is an honest held-out check of the estimate;
-* **seed-noise model** (how an evaluation is drawn): a pull of arm ``k`` at rung ``m`` picks one of the
+* **seed-noise model** (how an evaluation is drawn): a pull of arm `k` at rung `m` picks one of the
   configuration's complete seeds uniformly at random (with replacement) and returns that run's score at
-  the rung, plus ``N(0, extra_noise(m)²)``. Sources with several seeds (DeepOBS at the best learning
+  the rung, plus `N(0, extra_noise(m)²)`. Sources with several seeds (DeepOBS at the best learning
   rates, AlgoPerf studies) thus replay their real seed-to-seed spread; sources with one seed (the LCBench
-  surrogate, TaskSet) are deterministic unless ``extra_noise`` is given — the benchmarks set it to the σ̂
+  surrogate, TaskSet) are deterministic unless `extra_noise` is given — the benchmarks set it to the σ̂
   measured on DeepOBS / AlgoPerf seeds and say so;
-* the policies assume sub-Gaussian noise with ``sigma``: by default the largest per-rung seed spread
-  ``√(σ̂(m)² + extra_noise(m)²)`` (one σ must cover every fidelity).
+* the policies assume sub-Gaussian noise with `sigma`: by default the largest per-rung seed spread
+  `√(σ̂(m)² + extra_noise(m)²)` (one σ must cover every fidelity).
 
 Both observation semantics of :func:`mf_sched.sim.simulate.run_policy` are replayed (:meth:`ReplayBenchmark.sampler`
-receives the simulator's ``semantics``):
+receives the simulator's `semantics`):
 
-* ``"independent"`` — every pull is a fresh run: a new seed, cost ``λ(m)``;
-* ``"resumable"`` — an arm's replicas are training runs: a pull at ``m`` continues the most advanced
-  replica of that arm still below ``m`` (the same run, hence the same seed: its value at ``m`` is
-  correlated with what it showed before, as in real training) and costs ``λ(m) − λ(m')``, or starts a new
+* `"independent"` — every pull is a fresh run: a new seed, cost `λ(m)`;
+* `"resumable"` — an arm's replicas are training runs: a pull at `m` continues the most advanced
+  replica of that arm still below `m` (the same run, hence the same seed: its value at `m` is
+  correlated with what it showed before, as in real training) and costs `λ(m) − λ(m')`, or starts a new
   replica with a fresh seed; this is exactly the rule of :class:`mf_sched.sim.simulate.ResumableMeter`, which
   meters the cost.
 
 For the integrations (an Optuna objective or a Ray trainable that reads the benchmark instead of
 training): :meth:`ReplayBenchmark.evaluate` is one independent pull and :meth:`ReplayBenchmark.start_run`
-returns a :class:`ReplayRun` advanced rung by rung. :meth:`ReplayBenchmark.to_dict` / ``save`` write
-the plain instance JSON (means, ladder, Gaussian noise with ``sigma``) that ``mf-sched simulate`` reads:
+returns a :class:`ReplayRun` advanced rung by rung. :meth:`ReplayBenchmark.to_dict` / `save` write
+the plain instance JSON (means, ladder, Gaussian noise with `sigma`) that `mf-sched simulate` reads:
 a Gaussian approximation that keeps the real means and ladder but not the seed replay.
 
 Example:
@@ -72,9 +72,9 @@ __all__ = ["ReplayBenchmark", "ReplayRun", "Evaluation"]
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One replayed evaluation: ``score`` (higher is better, what policies are told), ``metric`` (the
-    source's own orientation, e.g. a loss), the ``cost`` it took (incremental for a continued run) and the
-    replayed ``seed`` (index into the configuration's seeds)."""
+    """One replayed evaluation: `score` (higher is better, what policies are told), `metric` (the
+    source's own orientation, e.g. a loss), the `cost` it took (incremental for a continued run) and the
+    replayed `seed` (index into the configuration's seeds)."""
 
     score: float
     metric: float
@@ -86,13 +86,16 @@ class ReplayBenchmark(Instance):
     """Real learning curves as an instance (see the module docstring).
 
     Args:
-        values: ``(K, S, M)`` scores (higher is better) of every arm's seeds at every rung; NaN marks a
-            seed without that rung. Only seeds with all ``M`` rungs are replayed; every arm needs one.
+        values: `(K, S, M)` scores (higher is better) of every arm's seeds at every rung; NaN marks a
+            seed without that rung. Only seeds with all `M` rungs are replayed; every arm needs one.
         ladder: costs, ζ (and optionally γ, resources) of the rungs.
         sigma: the sub-Gaussian scale policies assume (> 0).
         extra_noise: Gaussian noise added to every observation: a number or one per rung (≥ 0).
-        mode: the source's direction (``"min"``: ``metric = −score``).
-        metric_name, labels, source, name: descriptive; ``labels[k]`` is arm ``k``'s configuration.
+        mode: the source's direction (`"min"`: `metric = −score`).
+        metric_name: display name of the metric.
+        labels: descriptive; `labels[k]` is arm `k`'s configuration.
+        source: where the curves came from (free text).
+        name: display name of the benchmark.
         calibration: the :class:`~mf_sched.curves.calibration.Calibration` the ladder came from, if any.
     """
 
@@ -160,17 +163,17 @@ class ReplayBenchmark(Instance):
         """Build a benchmark from a learning-curve table.
 
         Args:
-            curves: the table; ``rungs``, ``how``, ``tolerance`` as in
+            curves: the table; `rungs`, `how`, `tolerance` as in
                 :meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`.
             n_arms: draw this many configurations (uniformly, without replacement, among those with a
                 complete seed); default all of them.
-            calibration: ``"holdout"`` (default): estimate the ladder on the configurations not drawn as
-                arms (falls back to all, in-sample, when fewer than 20 are left); ``"all"``: on every
+            calibration: `"holdout"` (default): estimate the ladder on the configurations not drawn as
+                arms (falls back to all, in-sample, when fewer than 20 are left); `"all"`: on every
                 configuration; or a ready :class:`~mf_sched.curves.calibration.Calibration` /
-                :class:`~mf_sched.ladder.FidelityLadder`. ``quantile``, ``confidence``, ``cost`` go to
+                :class:`~mf_sched.ladder.FidelityLadder`. `quantile`, `confidence`, `cost` go to
                 :func:`~mf_sched.curves.calibration.calibrate`.
-            sigma: what policies assume: a number, ``"max"`` (the largest per-rung
-                ``√(σ̂² + extra_noise²)``) or ``"top"`` (the same at the last rung only; not covering the
+            sigma: what policies assume: a number, `"max"` (the largest per-rung
+                `√(σ̂² + extra_noise²)`) or `"top"` (the same at the last rung only; not covering the
                 noisier early rungs).
             extra_noise: Gaussian noise added to every observation (number or one per rung).
             seed: for drawing the arms.
@@ -263,13 +266,13 @@ class ReplayBenchmark(Instance):
 
     @property
     def zeta_coverage(self) -> np.ndarray:
-        """Per rung, the fraction of arms with ``|µ_k(m) − µ_k(M)| ≤ ζ(m)``: the held-out coverage of the
+        """Per rung, the fraction of arms with `|µ_k(m) − µ_k(M)| ≤ ζ(m)`: the held-out coverage of the
         ladder's ζ on these arms (1.0 at the last rung)."""
         gap = np.abs(self.means - self.true_means[:, None])
         return np.mean(gap <= np.asarray(self.ladder.zeta)[None, :] + 1e-12, axis=0)
 
     def metric_of(self, score: float) -> float:
-        """The source's metric for a score (``−score`` for ``mode="min"``)."""
+        """The source's metric for a score (`−score` for `mode="min"`)."""
         return score if self.mode == "max" else -score
 
     # ------------------------------------------------------------------ sampling
@@ -286,20 +289,20 @@ class ReplayBenchmark(Instance):
         return self.values[arms, seeds, fids] + self.extra_noise[fids] * z
 
     def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> _ReplaySampler:
-        """The simulator's sampler; under ``"resumable"`` a pull continues the same replica's run."""
+        """The simulator's sampler; under `"resumable"` a pull continues the same replica's run."""
         if semantics not in ("independent", "resumable"):
             raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
         return _ReplaySampler(self, rng, block, semantics == "resumable")
 
     def evaluate(self, arm: int, fidelity: int, rng: np.random.Generator) -> Evaluation:
-        """One independent pull of ``arm`` at rung ``fidelity``: a fresh run (random seed), cost ``λ(m)``."""
+        """One independent pull of `arm` at rung `fidelity`: a fresh run (random seed), cost `λ(m)`."""
         a, m = self._check(arm, fidelity)
         s = int(self._draw_seed(np.array([a]), rng.random(1))[0])
         v = float(self.values[a, s, m] + self.extra_noise[m] * rng.standard_normal())
         return Evaluation(v, self.metric_of(v), self.ladder.costs[m], s)
 
     def start_run(self, arm: int, rng: np.random.Generator) -> ReplayRun:
-        """A training run of ``arm`` (a random seed) to advance rung by rung (resumable semantics)."""
+        """A training run of `arm` (a random seed) to advance rung by rung (resumable semantics)."""
         a, _ = self._check(arm, 0)
         s = int(self._draw_seed(np.array([a]), rng.random(1))[0])
         return ReplayRun(self, a, s, rng)
@@ -329,8 +332,8 @@ class ReplayBenchmark(Instance):
 
 class ReplayRun:
     """One replayed training run (a fixed seed) advanced through the rungs; see
-    :meth:`ReplayBenchmark.start_run`. ``advance(m)`` returns the value at rung ``m > level`` and the
-    incremental cost ``λ(m) − λ(level)``."""
+    :meth:`ReplayBenchmark.start_run`. `advance(m)` returns the value at rung `m > level` and the
+    incremental cost `λ(m) − λ(level)`."""
 
     def __init__(self, bench: ReplayBenchmark, arm: int, seed: int, rng: np.random.Generator) -> None:
         self.bench, self.arm, self.seed, self.rng = bench, arm, seed, rng

@@ -6,54 +6,54 @@ EXPLORE-A (:mod:`.lucb_explore_a`), EXPLORE-B (:mod:`.lucb_explore_b`), EXPLORE-
 :mod:`.lucb_explore_c`) and the Appendix C baseline that always pulls the highest fidelity
 (:mod:`.lucb_highest`). This module is shared machinery and registers nothing.
 
-Per arm ``k`` and fidelity ``m`` the policy keeps ``N_k^(m)`` and ``µ̂_k^(m)`` (never pooled across
+Per arm `k` and fidelity `m` the policy keeps `N_k^(m)` and `µ̂_k^(m)` (never pooled across
 fidelities; these are the shared statistics :attr:`Policy.counts` / :attr:`Policy.means`, so every sample —
 adopted extras included — is used). With the confidence radius of Eq. 4,
-``β(n, t, δ) = √(log(L t⁴/δ)/n)`` for rewards in [0, 1], generalised to σ-sub-Gaussian rewards as
-``2σ √(log(L t⁴/δ)/n)`` (:func:`mf_sched.confidence.wang_beta`; σ = 1/2 is the paper's formula; the
-factor-2 slack in the exponent is the paper's and is kept), and ``L = 4KM`` by default (the experiments do not
-state ``L``; this is the smallest value Theorem 3.4 allows):
+`β(n, t, δ) = √(log(L t⁴/δ)/n)` for rewards in [0, 1], generalised to σ-sub-Gaussian rewards as
+`2σ √(log(L t⁴/δ)/n)` (:func:`mf_sched.confidence.wang_beta`; σ = 1/2 is the paper's formula; the
+factor-2 slack in the exponent is the paper's and is kept), and `L = 4KM` by default (the experiments do not
+state `L`; this is the smallest value Theorem 3.4 allows):
 
-* ``UCB_k = min_m (µ̂_k^(m) + ζ(m) + β(N_k^(m), t, δ))``, ``LCB_k = max_m (µ̂_k^(m) − ζ(m) − β(·))`` (Eq. 5);
+* `UCB_k = min_m (µ̂_k^(m) + ζ(m) + β(N_k^(m), t, δ))`, `LCB_k = max_m (µ̂_k^(m) − ζ(m) − β(·))` (Eq. 5);
   fidelities without samples are ignored (β = ∞). For rewards bounded in [a, b] the bounds are clipped to
   [a, b], which matches the paper's initialisation (UCB = 1, LCB = 0 before any sample); for sub-Gaussian
   rewards they are not clipped;
-* each round ``t = 1, 2, …``: recompute the bounds, take ``ℓ_t = argmax_k UCB_k`` and
-  ``u_t = argmax_{k ≠ ℓ_t} UCB_k`` (the **top two UCBs**, not the empirical best — the proof relies on
-  ``UCB_ℓ ≥ UCB_u``); stop and answer ``ℓ_t`` when ``LCB_{ℓ_t} > UCB_{u_t}``; otherwise run
-  ``EXPLORE(u_t)`` then ``EXPLORE(ℓ_t)`` and go to round ``t + 1``. The printed loop ("while LCB ≤ UCB do
+* each round `t = 1, 2, …`: recompute the bounds, take `ℓ_t = argmax_k UCB_k` and
+  `u_t = argmax_{k ≠ ℓ_t} UCB_k` (the **top two UCBs**, not the empirical best — the proof relies on
+  `UCB_ℓ ≥ UCB_u`); stop and answer `ℓ_t` when `LCB_{ℓ_t} > UCB_{u_t}`; otherwise run
+  `EXPLORE(u_t)` then `EXPLORE(ℓ_t)` and go to round `t + 1`. The printed loop ("while LCB ≤ UCB do
   select; explore; output ℓ_t") tests the stopping rule with the previous round's arms; we use the order
   the proofs use (recompute → select → test → explore);
-* ``t`` is the LUCB round index starting at 1 (Algorithm 1 never increments it; each (k, m) is pulled at most
+* `t` is the LUCB round index starting at 1 (Algorithm 1 never increments it; each (k, m) is pulled at most
   once per round,
-  which is what the proof's union bound over ``n ≤ t`` needs). ``t_mode="pulls"`` uses the total number of
+  which is what the proof's union bound over `n ≤ t` needs). `t_mode="pulls"` uses the total number of
   pulls + 1 instead, as Poiani et al. 2024's re-implementation does (more conservative);
 * ties are broken uniformly at random with the policy's seeded generator (the paper puts the best arm first by
   convention, so index order would favour it).
 
 Cost per round: the arms' UCBs sit in a kinetic tournament (:mod:`mf_sched._kinetic`): the two arms
-sampled in a round are updated in O(M + log K), the growth of ``t`` re-decides only the comparisons
-whose certificate expires, and ``ℓ_t``, ``u_t`` and their ties are exactly those of recomputing every
+sampled in a round are updated in O(M + log K), the growth of `t` re-decides only the comparisons
+whose certificate expires, and `ℓ_t`, `u_t` and their ties are exactly those of recomputing every
 bound (tested side by side with that recomputation); :meth:`MFLUCB.bounds` still gives every arm's bounds.
 
 Correctness (Theorem 3.4) holds for every EXPLORE procedure, because stopping only uses the β-intervals.
-**Termination does not**: on ``poiani2024-lucb-nonstop.json`` EXPLORE-A and EXPLORE-B concentrate on a
+**Termination does not**: on `poiani2024-lucb-nonstop.json` EXPLORE-A and EXPLORE-B concentrate on a
 fidelity whose bias ζ(m) keeps the two intervals from separating and never stop (the paper's termination condition,
-``Δ̃_k^(m̃*_k) > 0``, does not prevent this; the instance is the authors' ``configs/forever.yml`` of
-``riccardopoiani/adv-mf-bai``). Every policy here therefore takes a cost cap (``budget``: the run stops before exceeding
-it and recommends uncertified, ``reason == "budget"``) and a round cap (``max_rounds``, default 10⁷: ``reason ==
-"exhausted"``): it never loops forever. An uncertified answer is the arm with the largest LCB.
+`Δ̃_k^(m̃*_k) > 0`, does not prevent this; the instance is the authors' `configs/forever.yml` of
+`riccardopoiani/adv-mf-bai`). Every policy here therefore takes a cost cap (`budget`: the run stops before exceeding
+it and recommends uncertified, `reason == "budget"`) and a round cap (`max_rounds`, default 10⁷: `reason ==
+"exhausted"`): it never loops forever. An uncertified answer is the arm with the largest LCB.
 
-Parallel workers: a round is the pulls of ``EXPLORE(u_t)`` and ``EXPLORE(ℓ_t)`` — 2 pulls (EXPLORE-A, -C,
-highest fidelity) or up to ``2M`` (EXPLORE-B's uniform sweeps) — handed out together; the next round
-waits for all of them (a barrier), so decisions do not depend on ``W`` or on the completion order, and
+Parallel workers: a round is the pulls of `EXPLORE(u_t)` and `EXPLORE(ℓ_t)` — 2 pulls (EXPLORE-A, -C,
+highest fidelity) or up to `2M` (EXPLORE-B's uniform sweeps) — handed out together; the next round
+waits for all of them (a barrier), so decisions do not depend on `W` or on the completion order, and
 workers beyond the round size idle: LUCB is a sequential algorithm (for many workers prefer IISE).
 
 Observation semantics: the guarantee is for independent pulls. Under resumable runs every sample of
-``(k, m)`` must come from its own replica (seed) of arm ``k``, the ``r``-th sample of every fidelity from
-replica ``r`` (fixed in advance): the per-(k, m) intervals then stay valid (the union bound over
-fidelities needs no independence between them) and the cost of advancing replica ``r`` from ``m'`` to
-``m`` is ``λ(m) − λ(m')``.
+`(k, m)` must come from its own replica (seed) of arm `k`, the `r`-th sample of every fidelity from
+replica `r` (fixed in advance): the per-(k, m) intervals then stay valid (the union bound over
+fidelities needs no independence between them) and the cost of advancing replica `r` from `m'` to
+`m` is `λ(m) − λ(m')`.
 """
 
 from __future__ import annotations
@@ -80,10 +80,10 @@ class MFLUCB(RoundPolicy):
     Args:
         n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is the best arm with probability ≥ 1 − δ (Theorem 3.4).
-        L: the factor of the radius, ``L ≥ 4KM`` (Theorem 3.4); default ``4KM``.
-        t_mode: ``"round"`` (t = LUCB round index, default) or ``"pulls"`` (t = pulls so far + 1).
-        max_rounds: stop after this many rounds without certifying (``None``: no round cap — then only a
-            ``budget`` prevents an endless run on instances where the procedure cannot stop).
+        L: the factor of the radius, `L ≥ 4KM` (Theorem 3.4); default `4KM`.
+        t_mode: `"round"` (t = LUCB round index, default) or `"pulls"` (t = pulls so far + 1).
+        max_rounds: stop after this many rounds without certifying (`None`: no round cap — then only a
+            `budget` prevents an endless run on instances where the procedure cannot stop).
     """
 
     sample_agnostic = True
@@ -134,13 +134,13 @@ class MFLUCB(RoundPolicy):
     explore_name: ClassVar[str] = ""
 
     def _init_explore(self) -> None:
-        """Validate the procedure's own arguments (stored as attributes before ``__init__`` runs)."""
+        """Validate the procedure's own arguments (stored as attributes before `__init__` runs)."""
 
     def _explore_config(self) -> dict[str, Any]:
         return {}
 
     def _explore(self, k: int, t: int) -> list[int]:
-        """Fidelities to pull for arm ``k`` in round ``t`` (the leader of the round is :attr:`_leader`)."""
+        """Fidelities to pull for arm `k` in round `t` (the leader of the round is :attr:`_leader`)."""
         raise NotImplementedError
 
     def _after_round(self) -> None:
@@ -148,21 +148,21 @@ class MFLUCB(RoundPolicy):
 
     # ------------------------------------------------------------------ statistics
     def round_index(self) -> int:
-        """The ``t`` of the radius for the round being decided."""
+        """The `t` of the radius for the round being decided."""
         return self._t + 1 if self.t_mode == "round" else self._n_told + 1
 
     def _after_load(self) -> None:
         self._tree = KineticMax(self.n_arms, self._leaves(), s=self._radius_constant(self.round_index()))
 
     def _radius_constant(self, t: int) -> float:
-        """``β(1, t, δ)``: the radius of a cell with ``N`` samples is this divided by ``√N``."""
+        """`β(1, t, δ)`: the radius of a cell with `N` samples is this divided by `√N`."""
         return float(wang_beta(1, t, self.delta, self.L, self.sigma))
 
     def _leaves(self) -> _LUCBLeaves:
         return _LUCBLeaves(self._clip[1], self._arm_cells, self._ucb_one)
 
     def _arm_cells(self, k: int) -> tuple[tuple[float, int, float], ...]:
-        """``((µ̂, N, ζ), ...)`` of arm ``k`` over its fidelities with a sample."""
+        """`((µ̂, N, ζ), ...)` of arm `k` over its fidelities with a sample."""
         return tuple(
             (sm / n, n, z)
             for sm, n, z in zip(self._sums[k].tolist(), self._counts[k].tolist(), self._zeta_list)
@@ -170,7 +170,7 @@ class MFLUCB(RoundPolicy):
         )
 
     def _ucb_one(self, k: int, c: float) -> float:
-        """``UCB_k`` (Eq. 5) with radius constant ``c``, with the arithmetic of :meth:`bounds`."""
+        """`UCB_k` (Eq. 5) with radius constant `c`, with the arithmetic of :meth:`bounds`."""
         v = math.inf
         for mu, n, z in self._tree.signature(k):
             u = mu + (c / math.sqrt(n) + z)
@@ -179,7 +179,7 @@ class MFLUCB(RoundPolicy):
         return min(v, self._clip[1])
 
     def _lcb_one(self, k: int, c: float) -> float:
-        """``LCB_k`` (Eq. 5) with radius constant ``c``, with the arithmetic of :meth:`bounds`."""
+        """`LCB_k` (Eq. 5) with radius constant `c`, with the arithmetic of :meth:`bounds`."""
         v = -math.inf
         for mu, n, z in self._tree.signature(k):
             u = mu - (c / math.sqrt(n) + z)
@@ -192,14 +192,14 @@ class MFLUCB(RoundPolicy):
         return self._sums / np.maximum(self._counts, 1)
 
     def beta(self, t: int) -> np.ndarray:
-        """``β(N_k^(m), t, δ)`` for every (arm, fidelity) (``inf`` without samples); Eq. 4 via
-        :func:`mf_sched.confidence.wang_beta`, evaluated as ``β(1, t, δ)/√N`` (one log per round)."""
+        """`β(N_k^(m), t, δ)` for every (arm, fidelity) (`inf` without samples); Eq. 4 via
+        :func:`mf_sched.confidence.wang_beta`, evaluated as `β(1, t, δ)/√N` (one log per round)."""
         c = float(wang_beta(1, t, self.delta, self.L, self.sigma))
         n = self._counts
         return np.where(n > 0, c / np.sqrt(np.maximum(n, 1)), np.inf)
 
     def bounds(self, t: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(UCB_k, LCB_k)`` of Eq. 5 for every arm at round ``t`` (default: the round being decided)."""
+        """`(UCB_k, LCB_k)` of Eq. 5 for every arm at round `t` (default: the round being decided)."""
         t = self.round_index() if t is None else t
         mu = self._mu_hat()
         beta = self.beta(t)
@@ -278,7 +278,7 @@ class MFLUCB(RoundPolicy):
 
 class PriorBoundsLUCB(MFLUCB):
     """LUCB whose EXPLORE needs the prior bounds of Wang et al. §3.2.2 (EXPLORE-A and EXPLORE-B):
-    ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (best arm's true mean) and ``mu2_lower`` = µ̃2 ≤ µ_2^(M) (second best's).
+    `mu1_upper` = µ̃1 ≥ µ_1^(M) (best arm's true mean) and `mu2_lower` = µ̃2 ≤ µ_2^(M) (second best's).
 
     Args:
         mu1_upper: prior upper bound µ̃1 on the best arm's true mean (required).
@@ -308,7 +308,7 @@ class PriorBoundsLUCB(MFLUCB):
         return {"mu1_upper": self.mu1_upper, "mu2_lower": self.mu2_lower}
 
     def delta_hat(self, k: int) -> np.ndarray:
-        """Online ancillary gaps ``Δ̂_k^(m)`` (§3.2.2) with the round's leader in place of arm 1."""
+        """Online ancillary gaps `Δ̂_k^(m)` (§3.2.2) with the round's leader in place of arm 1."""
         mu = self._sums[k] / np.maximum(self._counts[k], 1)
         if k == self._leader:
             return (mu - self._zeta) - self.mu2_lower
@@ -322,10 +322,10 @@ class PriorBoundsLUCB(MFLUCB):
 
 
 class _LUCBLeaves(LeafModel):
-    """Eq. 5's ``UCB_k = min_m (µ̂_k^(m) + ζ(m) + c/√N_k^(m))`` as the kinetic tournament's leaves, with
-    ``s = c = β(1, t, δ)`` the round's radius constant, clipped at the reward bound (``+inf`` without
-    samples, clipped too). The signature ``((µ̂, N, ζ), ...)`` holds every input of the exact formula:
-    ``cells(k)`` gives it for arm ``k`` and ``ucb(k, c)`` is the policy's exact ``UCB_k``."""
+    """Eq. 5's `UCB_k = min_m (µ̂_k^(m) + ζ(m) + c/√N_k^(m))` as the kinetic tournament's leaves, with
+    `s = c = β(1, t, δ)` the round's radius constant, clipped at the reward bound (`+inf` without
+    samples, clipped too). The signature `((µ̂, N, ζ), ...)` holds every input of the exact formula:
+    `cells(k)` gives it for arm `k` and `ucb(k, c)` is the policy's exact `UCB_k`."""
 
     def __init__(
         self,

@@ -2,12 +2,12 @@
 
 Not registered (the module name starts with an underscore). It holds what both policies share: the
 problem description (thresholds, known arms, the pull budget N), vector observations
-``[reward, cost_1, …, cost_L]`` (``value_width = 1 + L``), the per-arm sums, the empirical means of eq.
+`[reward, cost_1, …, cost_L]` (`value_width = 1 + L`), the per-arm sums, the empirical means of eq.
 (4)–(5) and the recommendation (a :class:`~mf_sched.constrained.mixture.Mixture`).
 
-Arm numbering: the policy pulls arms ``0 .. n_arms − 1`` (the paper's *unknown* arms ``1..K0``); known
-arms (exact means given, never pulled) follow as ``n_arms .. K − 1`` in the order given; the slack of
-constraint ``l`` is standard-form column ``K + l``.
+Arm numbering: the policy pulls arms `0 .. n_arms − 1` (the paper's *unknown* arms `1..K0`); known
+arms (exact means given, never pulled) follow as `n_arms .. K − 1` in the order given; the slack of
+constraint `l` is standard-form column `K + l`.
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ class MixturePolicy(RoundPolicy):
     """Base for fixed-budget constrained best-mixed-arm policies.
 
     Args:
-        n_arms: ``K0 ≥ 1`` arms to pull (the paper's unknown arms).
-        ladder: a one-level :class:`~mf_sched.ladder.FidelityLadder` (default ``FidelityLadder([1.0])``):
-            these papers have no fidelities; its cost prices a pull for the ``budget`` cap.
-        thresholds: ``c̄`` (length ``L ≥ 0``): the constraints are ``E[cost_l] ≤ c̄_l`` for the mixture.
-        pull_budget: ``N``, the total number of pulls the fixed-budget schedule is built for.
-        known_rewards, known_costs: optional known arms (``K − K0`` rewards and a ``(K − K0) × L`` cost
+        n_arms: `K0 ≥ 1` arms to pull (the paper's unknown arms).
+        ladder: a one-level :class:`~mf_sched.ladder.FidelityLadder` (default `FidelityLadder([1.0])`):
+            these papers have no fidelities; its cost prices a pull for the `budget` cap.
+        thresholds: `c̄` (length `L ≥ 0`): the constraints are `E[cost_l] ≤ c̄_l` for the mixture.
+        pull_budget: `N`, the total number of pulls the fixed-budget schedule is built for.
+        known_rewards, known_costs: optional known arms (`K − K0` rewards and a `(K − K0) × L` cost
             matrix): part of the LP, never pulled (Remark 1(ii) of the paper).
         noise: what the policy may assume about rewards; the algorithms do not use it, it only
-            validates observations (default ``SubGaussian(1.0)``, which accepts any finite reward).
-        budget: optional cost cap (a safety stop; the schedule itself uses ``pull_budget``).
+            validates observations (default `SubGaussian(1.0)`, which accepts any finite reward).
+        budget: optional cost cap (a safety stop; the schedule itself uses `pull_budget`).
         seed: seed of the tie-breaking generator.
     """
 
@@ -115,7 +115,7 @@ class MixturePolicy(RoundPolicy):
 
     # ----------------------------------------------------------------------------- empirical problem
     def empirical_means(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(r̂, ĉ)`` over all ``K`` arms: sample means of the pulled arms (NaN without data; pulls
+        """`(r̂, ĉ)` over all `K` arms: sample means of the pulled arms (NaN without data; pulls
         adopted from outside a round are not included) and the exact means of the known arms."""
         with np.errstate(invalid="ignore", divide="ignore"):
             m = self._vsum / self._n[:, None]

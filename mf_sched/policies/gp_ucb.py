@@ -2,11 +2,11 @@
 
 Paper: N. Srinivas, A. Krause, S. Kakade, M. Seeger, *Gaussian Process Optimization in the Bandit
 Setting: No Regret and Experimental Design*, ICML 2010 (GP-UCB), in the practical form Kandasamy et al.
-(2016) use as their baseline (App. A.2, Algorithm 2; App. B): ``x_t = argmax_x µ_{t−1}(x) +
-β_t^{1/2} σ_{t−1}(x)`` with ``β_t = 0.2·d·log(2t)``, queried at fidelity ``M`` only. The authors' code
+(2016) use as their baseline (App. A.2, Algorithm 2; App. B): `x_t = argmax_x µ_{t−1}(x) +
+β_t^{1/2} σ_{t−1}(x)` with `β_t = 0.2·d·log(2t)`, queried at fidelity `M` only. The authors' code
 runs it through the MF-GP-UCB strategy with a single GP and no ζ, and so does this class: it is
 :class:`~mf_sched.policies.mf_gp_ucb.MFGPUCB` restricted to the top fidelity, with the same
-initialisation capital (``⌊Λ_0/λ^(M)⌋`` design points at fidelity ``M``), data-dependent prior mean,
+initialisation capital (`⌊Λ_0/λ^(M)⌋` design points at fidelity `M`), data-dependent prior mean,
 noise, hyper-parameter refits every 25 iterations, DIRECT + polish acquisition optimiser, search
 space encoding, parallel-worker behaviour (GP-BUCB hallucination) and protocol details. Every option
 of MF-GP-UCB is accepted; those about lower fidelities (ζ, γ) have no effect.

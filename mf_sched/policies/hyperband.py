@@ -1,16 +1,16 @@
 """Hyperband over the fidelity ladder (Li, Jamieson, DeSalvo, Rostamizadeh, Talwalkar 2018).
 
 Paper: *Hyperband: A Novel Bandit-Based Approach to Hyperparameter Optimization*, JMLR 18 (2018),
-Algorithm 1. With ``s_max + 1`` rungs (the ladder levels from ``min_fidelity`` to the highest), each
-iteration runs the brackets ``s = s_max, …, 0``; bracket ``s`` draws
+Algorithm 1. With `s_max + 1` rungs (the ladder levels from `min_fidelity` to the highest), each
+iteration runs the brackets `s = s_max, …, 0`; bracket `s` draws
 
     n = ⌈ (s_max + 1) / (s + 1) · η^s ⌉
 
-arms uniformly at random without replacement from the ``K`` arms (all of them when ``n ≥ K``; the paper
+arms uniformly at random without replacement from the `K` arms (all of them when `n ≥ K`; the paper
 samples fresh configurations, here the arm set is finite) and runs Successive Halving on them starting at
-rung ``s_max − s`` (fidelity ``top − s``), i.e. with ``r = R η^{-s}`` replaced by the ladder level. The
-recommendation is the arm with the best mean at the highest fidelity over all brackets. ``iterations``
-full Hyperband iterations are run (default 1), or until the ``budget`` is spent.
+rung `s_max − s` (fidelity `top − s`), i.e. with `r = R η^{-s}` replaced by the ladder level. The
+recommendation is the arm with the best mean at the highest fidelity over all brackets. `iterations`
+full Hyperband iterations are run (default 1), or until the `budget` is spent.
 
 Like SH, Hyperband assumes nothing about ζ and gives no δ-guarantee; it is Optuna's HyperbandPruner and
 Ray's HyperBandScheduler baseline. Brackets run one after the other; within a bracket a rung is handed
@@ -47,10 +47,11 @@ class Hyperband(SuccessiveHalving):
     """Hyperband (Li et al. 2018) with the ladder levels as resources.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
-        eta: reduction factor η > 1 (default 3).
-        samples_per_rung: evaluations of each survivor per rung (default 1).
-        min_fidelity: lowest rung (default 0).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`, `eta` (reduction factor η > 1 (default 3)), `samples_per_rung`
+            (evaluations of each survivor per rung (default 1)), `min_fidelity` (lowest rung (default 0)); see
+            :class:`~mf_sched.policy.Policy`.
         iterations: number of full Hyperband iterations (each runs every bracket once; default 1).
     """
 
@@ -73,7 +74,7 @@ class Hyperband(SuccessiveHalving):
 
     @property
     def brackets(self) -> list[tuple[int, int]]:
-        """``(s, n)`` of each bracket in one iteration: start rung ``top − s`` with ``n`` arms."""
+        """`(s, n)` of each bracket in one iteration: start rung `top − s` with `n` arms."""
         s_max = self.ladder.top - self.min_fidelity
         out = []
         for s in range(s_max, -1, -1):

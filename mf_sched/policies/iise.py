@@ -3,82 +3,82 @@
 Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022,
 Algorithm 1 (IISE), Eq. 3 (elimination), Eqs. 6–8 (thresholds), Assumption 1 (Eq. 5), §4.3 (ε-optimal
 identification). Constants and the order of operations are confirmed by the authors' released code
-(``riccardopoiani/mf-bai``, ``MultiFidelitySuccessiveEliminationMaxBound``) and by reproducing the
+(`riccardopoiani/mf-bai`, `MultiFidelitySuccessiveEliminationMaxBound`) and by reproducing the
 deterministic phase lengths and noise-free costs of the paper's Table 1 configurations (§7).
 
-The algorithm (fidelities ``m = 1..M``; here 0-based, ``0..M−1``):
+The algorithm (fidelities `m = 1..M`; here 0-based, `0..M−1`):
 
-* phases visit the fidelities in increasing order; in phase ``m`` every active arm is pulled once per
-  *round* at fidelity ``m``; after round ``t`` of the phase each active arm has ``t`` samples **of this
-  phase** — samples of earlier phases are discarded, never pooled (the paper's ``t`` and ``µ̂_{i,m,t}`` are
+* phases visit the fidelities in increasing order; in phase `m` every active arm is pulled once per
+  *round* at fidelity `m`; after round `t` of the phase each active arm has `t` samples **of this
+  phase** — samples of earlier phases are discarded, never pooled (the paper's `t` and `µ̂_{i,m,t}` are
   per phase, §4);
-* elimination (Eq. 3): with ``B(t, δ') = √(2σ² log(4t²/δ')/t)`` (:func:`mf_sched.confidence.anytime_radius`)
-  and ``δ' = δ/(KM)``, arm ``i`` is eliminated when ``max_{j∈S} µ̂_j − µ̂_i ≥ 2B(t, δ') + 2ξ_m``; all
+* elimination (Eq. 3): with `B(t, δ') = √(2σ² log(4t²/δ')/t)` (:func:`mf_sched.confidence.anytime_radius`)
+  and `δ' = δ/(KM)`, arm `i` is eliminated when `max_{j∈S} µ̂_j − µ̂_i ≥ 2B(t, δ') + 2ξ_m`; all
   eliminations of a round are computed from one snapshot (simultaneous; the max runs over the arms
   pulled in the round, as in the authors' released code);
-* phase switch: after the eliminations of round ``t``, leave fidelity ``m`` when ``α_m ≥ 4B(t, δ')``.
-  The relation sign in line 4 of Algorithm 1 is not legible in our copy of the paper; we use ``≥`` as the
-  authors' released code does. Phase ``m``
-  therefore lasts exactly ``t_m = min{t ≥ 1 : 4B(t, δ') ≤ α_m}`` rounds (:func:`phase_length`,
-  :attr:`IISE.phase_lengths`) unless one arm is left earlier. ``α_M = 0``: the last phase runs until one
-  arm is left, which is what makes IISE δ-correct (Theorem 2, for any ``α_m > 0``);
-* thresholds, Eq. 8 (default): ``α_m = max_{m'>m} 4(ξ_m − ξ_{m'})√λ_m / (√λ_{m'} − √λ_m)``
-  (:func:`iise_thresholds`). Any other ``α_m > 0`` keeps δ-correctness (Theorem 2); ``α_m = +∞`` skips
-  fidelity ``m`` (the pseudo-code's switch test at ``t = 0``, where ``B = +∞``).
+* phase switch: after the eliminations of round `t`, leave fidelity `m` when `α_m ≥ 4B(t, δ')`.
+  The relation sign in line 4 of Algorithm 1 is not legible in our copy of the paper; we use `≥` as the
+  authors' released code does. Phase `m`
+  therefore lasts exactly `t_m = min{t ≥ 1 : 4B(t, δ') ≤ α_m}` rounds (:func:`phase_length`,
+  :attr:`IISE.phase_lengths`) unless one arm is left earlier. `α_M = 0`: the last phase runs until one
+  arm is left, which is what makes IISE δ-correct (Theorem 2, for any `α_m > 0`);
+* thresholds, Eq. 8 (default): `α_m = max_{m'>m} 4(ξ_m − ξ_{m'})√λ_m / (√λ_{m'} − √λ_m)`
+  (:func:`iise_thresholds`). Any other `α_m > 0` keeps δ-correctness (Theorem 2); `α_m = +∞` skips
+  fidelity `m` (the pseudo-code's switch test at `t = 0`, where `B = +∞`).
 
 Assumption 1 (Eq. 5) is what Theorem 3's cost bound needs, not correctness. :func:`check_assumption1`
-tests it as a convex chain: the points ``(−ξ_m, √λ_m)`` must have non-decreasing slopes
-``(√λ_{m+1} − √λ_m)/(ξ_m − ξ_{m+1})``; ``fidelities="hull"`` runs IISE on the lower convex hull of those
-points (always keeping ``M``), the pre-selection the paper says is always possible (§4, remark after Theorem 3; it does
+tests it as a convex chain: the points `(−ξ_m, √λ_m)` must have non-decreasing slopes
+`(√λ_{m+1} − √λ_m)/(ξ_m − ξ_{m+1})`; `fidelities="hull"` runs IISE on the lower convex hull of those
+points (always keeping `M`), the pre-selection the paper says is always possible (§4, remark after Theorem 3; it does
 not say how to choose the subset, the lower convex hull is our choice).
 
 Ambiguities resolved (where the paper is silent or illegible; where the released code and the paper disagree the
 paper wins):
 
-* Phase switch — on ``α_m ≥ 4B``, checked after the round's eliminations; never at ``t = 0`` unless
-  ``α_m = +∞``.
+* Phase switch — on `α_m ≥ 4B`, checked after the round's eliminations; never at `t = 0` unless
+  `α_m = +∞`.
 * Eliminations — simultaneous eliminations from one snapshot; the max is over the current active set.
 * Statistics — per phase only. The shared statistics :attr:`Policy.counts` / :attr:`Policy.means`
   pool everything (diagnostics); the policy's decisions never read them.
-* Synthetic A's ``ξ_3 = 0.015`` in the paper's text is a typo for ``0.0105`` (the released config
+* Synthetic A's `ξ_3 = 0.015` in the paper's text is a typo for `0.0105` (the released config
   and the generator agree); that is a property of the instance file, not of this code.
 * **ε-optimal variant (reconstruction).** §4.3 says IISE is "easily" modified to return an
-  ε-optimal arm but does not write the rule. We stop in phase ``m`` as soon as ``4(B(t, δ') + ξ_m) ≤ ε``
+  ε-optimal arm but does not write the rule. We stop in phase `m` as soon as `4(B(t, δ') + ξ_m) ≤ ε`
   and return the empirical best active arm. On the good event every active arm's phase mean is within
-  ``B + ξ_m`` of its true mean, so the answer is ``2(B + ξ_m) ≤ ε/2``-optimal; the factor 4 is chosen
-  because it reproduces the paper's two-arm claim exactly (fidelity ``M`` is never queried iff
-  ``ε ≥ 4ξ_m + α_m``) and its cost bound's ``(ε − 4ξ_m)²``. Not in the paper's pseudo-code: flagged as
+  `B + ξ_m` of its true mean, so the answer is `2(B + ξ_m) ≤ ε/2`-optimal; the factor 4 is chosen
+  because it reproduces the paper's two-arm claim exactly (fidelity `M` is never queried iff
+  `ε ≥ 4ξ_m + α_m`) and its cost bound's `(ε − 4ξ_m)²`. Not in the paper's pseudo-code: flagged as
   reconstructed.
-* ``radius="practical"`` reproduces the IISE *baseline of Poiani et al. 2024*: the released
-  code of that paper (``riccardopoiani/adv-mf-bai``, ``IISE.compute_ci``) eliminates with the LIL-style radius
-  ``√(2σ²(log log T + log(KM/δ))/t)`` (:func:`mf_sched.confidence.lil_radius`, ``T`` = all pulls so far) and keeps ``B``
+* `radius="practical"` reproduces the IISE *baseline of Poiani et al. 2024*: the released
+  code of that paper (`riccardopoiani/adv-mf-bai`, `IISE.compute_ci`) eliminates with the LIL-style radius
+  `√(2σ²(log log T + log(KM/δ))/t)` (:func:`mf_sched.confidence.lil_radius`, `T` = all pulls so far) and keeps `B`
   for the phase switch. It is a heuristic (no proof of δ-correctness); use it only to compare with that paper's
   numbers (IISE 185 on the 4×5 instance, 2063 on 5×2).
 
-Parallel workers (``W`` pulls outstanding): a round is handed out at once (``ask_batch``), so up to
-``|S|`` workers are busy; the next round — and any phase switch — waits until every pull of the current
+Parallel workers (`W` pulls outstanding): a round is handed out at once (`ask_batch`), so up to
+`|S|` workers are busy; the next round — and any phase switch — waits until every pull of the current
 round is told (a barrier), exactly like successive elimination. Decisions are therefore identical for
-every ``W`` and every completion order; only wall-clock time changes. Workers idle at the end of a round
-when ``W > |S|`` or when results straggle. A failed pull is given back and handed out again in the same
+every `W` and every completion order; only wall-clock time changes. Workers idle at the end of a round
+when `W > |S|` or when results straggle. A failed pull is given back and handed out again in the same
 round; adopted pulls fill a matching slot of the current round, other adopted pulls are recorded as
 extra samples (never used: they would break the equal-count structure of the radius).
 
 Observation semantics. The guarantee is for *independent pulls* (each pull a fresh sample costing
-``λ_m``). Under *resumable runs* (an arm is a training run advancing through epochs; mf-sched's Ray and
-Optuna adapters), a sample of arm ``i`` at fidelity ``m`` is one *replica* (a seed) of the run evaluated
-at ``m``, and phase ``m`` needs ``t_m`` replicas per active arm:
+`λ_m`). Under *resumable runs* (an arm is a training run advancing through epochs; mf-sched's Ray and
+Optuna adapters), a sample of arm `i` at fidelity `m` is one *replica* (a seed) of the run evaluated
+at `m`, and phase `m` needs `t_m` replicas per active arm:
 
-* the δ-correctness argument still holds if replica ``r`` of arm ``i`` supplies the ``r``-th sample of
-  every phase (replica order fixed in advance, never chosen by observed values): for fixed ``(i, m)``
+* the δ-correctness argument still holds if replica `r` of arm `i` supplies the `r`-th sample of
+  every phase (replica order fixed in advance, never chosen by observed values): for fixed `(i, m)`
   those samples are i.i.d. across replicas, the concentration events are defined on that pre-drawn table,
-  and IISE never pools phases, so the dependence between a replica's values at ``m`` and ``m + 1`` does
-  not matter. Resuming replica ``r`` from ``m`` to ``m + 1`` costs ``λ_{m+1} − λ_m`` (extra replicas cost
-  ``λ_{m+1}``), which the simulator meters with ``semantics="resumable"``;
-* with **one run per arm** (no seeds) only ``t = 1`` sample per arm per fidelity exists. Then IISE can only
+  and IISE never pools phases, so the dependence between a replica's values at `m` and `m + 1` does
+  not matter. Resuming replica `r` from `m` to `m + 1` costs `λ_{m+1} − λ_m` (extra replicas cost
+  `λ_{m+1}`), which the simulator meters with `semantics="resumable"`;
+* with **one run per arm** (no seeds) only `t = 1` sample per arm per fidelity exists. Then IISE can only
   be run as a one-round-per-phase schedule: the observed value must be treated as exact (a tiny σ, with
   ζ(m) widened to cover seed-to-seed noise), giving a ζ-aware successive-halving-like rule
-  (eliminate when ``max µ̂ − µ̂_i ≥ 2ξ_m``). That is a modelling choice outside the paper's guarantee,
-  and exact ties at the last fidelity then never separate: give such runs a ``budget``.
+  (eliminate when `max µ̂ − µ̂_i ≥ 2ξ_m`). That is a modelling choice outside the paper's guarantee,
+  and exact ties at the last fidelity then never separate: give such runs a `budget`.
 
 Example:
     >>> from mf_sched import FidelityLadder
@@ -142,13 +142,13 @@ class Assumption1Report:
     """Result of :func:`check_assumption1` (Poiani et al. 2022, Assumption 1, Eq. 5).
 
     Attributes:
-        holds: True when Eq. 5 holds for every fidelity ``m < M``.
-        slopes: ``(√λ_{m+1} − √λ_m) / (ξ_m − ξ_{m+1})`` for consecutive fidelities (``inf`` when the bias
+        holds: True when Eq. 5 holds for every fidelity `m < M`.
+        slopes: `(√λ_{m+1} − √λ_m) / (ξ_m − ξ_{m+1})` for consecutive fidelities (`inf` when the bias
             does not decrease: that fidelity is dominated, footnote 1).
-        violations: 0-based fidelities ``m`` at which Eq. 5 fails (the chain bends the wrong way).
-        hull: the fidelities of the lower convex hull of ``(−ξ_m, √λ_m)`` (dominated ones removed, ``M``
+        violations: 0-based fidelities `m` at which Eq. 5 fails (the chain bends the wrong way).
+        hull: the fidelities of the lower convex hull of `(−ξ_m, √λ_m)` (dominated ones removed, `M`
             kept); Assumption 1 holds on this subset.
-        bias: which bias the check used (``"zeta"`` for IISE/MFE, ``"gamma"`` for IISE-γ).
+        bias: which bias the check used (`"zeta"` for IISE/MFE, `"gamma"` for IISE-γ).
     """
 
     holds: bool
@@ -168,9 +168,9 @@ class Assumption1Report:
 
 
 def hull_fidelities(costs: Sequence[float], bias: Sequence[float]) -> tuple[int, ...]:
-    """Fidelities on the lower convex hull of the points ``(−ξ_m, √λ_m)``, always keeping the last one.
+    """Fidelities on the lower convex hull of the points `(−ξ_m, √λ_m)`, always keeping the last one.
 
-    A fidelity ``m`` is first dropped if it is *dominated* (some cheaper fidelity has a bias no larger:
+    A fidelity `m` is first dropped if it is *dominated* (some cheaper fidelity has a bias no larger:
     Poiani et al., footnote 1); the lower hull of the rest is the largest subset on which Assumption 1
     holds with the chain's end points kept.
 
@@ -198,10 +198,10 @@ def hull_fidelities(costs: Sequence[float], bias: Sequence[float]) -> tuple[int,
 
 
 def check_assumption1(costs: Sequence[float], bias: Sequence[float], *, name: str = "zeta") -> Assumption1Report:
-    """Check Assumption 1 of Poiani et al. (2022), Eq. 5, for costs ``λ`` and bias bounds ``ξ`` (or γ).
+    """Check Assumption 1 of Poiani et al. (2022), Eq. 5, for costs `λ` and bias bounds `ξ` (or γ).
 
-    For every ``m ∈ [M − 1]``: ``max_{k<m} (√λ_k − √λ_m)²/(ξ_m − ξ_k)² ≤ min_{k>m} (√λ_k − √λ_m)²/(ξ_m − ξ_k)²``
-    — equivalently, the points ``(−ξ_m, √λ_m)`` form a convex chain. The report also gives the lower
+    For every `m ∈ [M − 1]`: `max_{k<m} (√λ_k − √λ_m)²/(ξ_m − ξ_k)² ≤ min_{k>m} (√λ_k − √λ_m)²/(ξ_m − ξ_k)²`
+    — equivalently, the points `(−ξ_m, √λ_m)` form a convex chain. The report also gives the lower
     convex hull (:func:`hull_fidelities`), the subset to run IISE on when the assumption fails.
 
     >>> check_assumption1([1, 10, 100, 1000], [1.15, 0.225, 0.0105, 0.0]).holds   # Synthetic A
@@ -242,12 +242,12 @@ def check_assumption1(costs: Sequence[float], bias: Sequence[float], *, name: st
 def iise_thresholds(
     costs: Sequence[float], bias: Sequence[float], *, factor: float = 4.0, fidelities: Sequence[int] | None = None
 ) -> np.ndarray:
-    """Eq. 8 of Poiani et al. (2022): ``α_m = max_{m'>m} c(ξ_m − ξ_{m'})√λ_m / (√λ_{m'} − √λ_m)``, ``α_M = 0``.
+    """Eq. 8 of Poiani et al. (2022): `α_m = max_{m'>m} c(ξ_m − ξ_{m'})√λ_m / (√λ_{m'} − √λ_m)`, `α_M = 0`.
 
-    ``factor`` ``c`` is 4 for IISE (bias bounds ξ) and 2 for IISE-γ (order-aware γ, "4ξ's are swapped with
-    2γ's", §5). With ``fidelities`` (a subset that must contain the last fidelity) the max runs over the
-    subset and the other fidelities get ``+inf`` (skipped). A value ≤ 0 (only when ``ξ_m = 0`` for some
-    ``m < M``: an unbiased cheaper fidelity) is returned as 0: that phase is then the final one.
+    `factor` `c` is 4 for IISE (bias bounds ξ) and 2 for IISE-γ (order-aware γ, "4ξ's are swapped with
+    2γ's", §5). With `fidelities` (a subset that must contain the last fidelity) the max runs over the
+    subset and the other fidelities get `+inf` (skipped). A value ≤ 0 (only when `ξ_m = 0` for some
+    `m < M`: an unbiased cheaper fidelity) is returned as 0: that phase is then the final one.
 
     >>> iise_thresholds([1, 10, 100, 1000], [1.15, 0.225, 0.0105, 0.0]).round(6).tolist()
     [1.711159, 0.396804, 0.019424, 0.0]
@@ -270,12 +270,12 @@ def iise_thresholds(
 
 
 def phase_length(alpha: float, delta: float, sigma: float) -> int | None:
-    """``t = min{t ≥ 1 : 4·B(t, δ) ≤ α}``, the number of rounds a phase with threshold ``α`` lasts.
+    """`t = min{t ≥ 1 : 4·B(t, δ) ≤ α}`, the number of rounds a phase with threshold `α` lasts.
 
-    ``None`` when ``α ≤ 0`` (the phase never switches: it is the final one); ``0`` when ``α = +inf`` (the
-    phase is skipped). ``δ`` is the per-(arm, fidelity) confidence ``δ/(KM)``. A positive ``α`` so small that
-    the phase would last more than ``2^62`` rounds (``ξ_m − ξ_{m'}`` at rounding-error level: fidelity ``m``
-    is as good as the later ones) is treated as ``α = 0``: the phase is the final one.
+    `None` when `α ≤ 0` (the phase never switches: it is the final one); `0` when `α = +inf` (the
+    phase is skipped). `δ` is the per-(arm, fidelity) confidence `δ/(KM)`. A positive `α` so small that
+    the phase would last more than `2^62` rounds (`ξ_m − ξ_{m'}` at rounding-error level: fidelity `m`
+    is as good as the later ones) is treated as `α = 0`: the phase is the final one.
 
     >>> phase_length(1.711159, 0.001 / (2000 * 4), 1.0)   # Synthetic A (§7: K = 2000, M = 4), phase 1
     315
@@ -310,20 +310,22 @@ class IISE(RoundPolicy):
     """Iterative Imprecise Successive Elimination (Poiani et al. 2022, Algorithm 1). See the module docstring.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``noise`` sets the
-            sub-Gaussian σ of the radius (default: rewards in [0, 1], σ = 1/2).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (sets the sub-Gaussian σ of the radius (default: rewards in [0, 1], σ = 1/2)), `budget`,
+            `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is the best arm with probability ≥ 1 − δ (Theorem 2).
-        thresholds: ``α_m`` for every fidelity (``α_m > 0`` or ``+inf`` to skip it for ``m < M``;
-            ``α_M = 0``). Default: Eq. 8 (:func:`iise_thresholds`).
-        fidelities: run on a subset of fidelities (a list that contains the highest one), or ``"hull"``
+        thresholds: `α_m` for every fidelity (`α_m > 0` or `+inf` to skip it for `m < M`;
+            `α_M = 0`). Default: Eq. 8 (:func:`iise_thresholds`).
+        fidelities: run on a subset of fidelities (a list that contains the highest one), or `"hull"`
             for the lower convex hull on which Assumption 1 holds. Default: all (the paper's experiments).
-            Not combinable with ``thresholds`` (give ``+inf`` thresholds instead).
-        epsilon: ε ≥ 0; with ε > 0 stop as soon as ``4(B + ξ_m) ≤ ε`` and return an ε-optimal arm
+            Not combinable with `thresholds` (give `+inf` thresholds instead).
+        epsilon: ε ≥ 0; with ε > 0 stop as soon as `4(B + ξ_m) ≤ ε` and return an ε-optimal arm
             (§4.3; **reconstructed rule**, see the module docstring). 0: exact best arm — which never stops when
-            two arms share the best mean (Theorem 2 assumes a unique best arm): pass ``epsilon`` or ``budget``
+            two arms share the best mean (Theorem 2 assumes a unique best arm): pass `epsilon` or `budget`
             where a tie is possible; without them the policy warns after
             :attr:`~mf_sched.policy.Policy.stall_warning_pulls` pulls (:class:`~mf_sched.policy.NotStoppingWarning`).
-        radius: ``"theory"`` (``B(t, δ/(KM))``, the paper) or ``"practical"`` (the heuristic LIL radius of
+        radius: `"theory"` (`B(t, δ/(KM))`, the paper) or `"practical"` (the heuristic LIL radius of
             Poiani et al. 2024's IISE baseline; not covered by Theorem 2).
     """
 
@@ -415,7 +417,7 @@ class IISE(RoundPolicy):
 
     # ------------------------------------------------------------------ subclass hooks
     def _init_extra(self) -> None:
-        """Validate subclass arguments (stored as attributes before ``IISE.__init__`` runs)."""
+        """Validate subclass arguments (stored as attributes before `IISE.__init__` runs)."""
 
     def _extra_config(self) -> dict[str, Any]:
         return {}
@@ -428,11 +430,11 @@ class IISE(RoundPolicy):
         return iise_thresholds(self.ladder.costs, self._bias(), factor=self._eq8_factor, fidelities=used)
 
     def _elimination_bias(self, m: int) -> float:
-        """What the empirical gap must exceed on top of ``2B``: ``2ξ_m`` (Eq. 3)."""
+        """What the empirical gap must exceed on top of `2B`: `2ξ_m` (Eq. 3)."""
         return 2.0 * float(self.ladder.zeta[m])
 
     def _epsilon_bias(self, m: int) -> float:
-        """Bias term of the ε-stop: ``4ξ_m`` (reconstruction, see the module docstring)."""
+        """Bias term of the ε-stop: `4ξ_m` (reconstruction, see the module docstring)."""
         return 4.0 * float(self.ladder.zeta[m])
 
     # ------------------------------------------------------------------ mechanics
@@ -442,14 +444,14 @@ class IISE(RoundPolicy):
             self._phase += 1
 
     def _radius(self, t: int, total: float | None = None) -> float:
-        """Elimination radius after ``t`` rounds of the phase (``total``: pulls so far, practical radius)."""
+        """Elimination radius after `t` rounds of the phase (`total`: pulls so far, practical radius)."""
         if self.radius_kind == "theory":
             return float(anytime_radius(t, self._delta_prime, self.sigma))
         T = float(self._n_told) if total is None else total
         return float(lil_radius(t, T, self._delta_prime, self.sigma))
 
     def switch_radius(self, t: int) -> float:
-        """``B(t, δ/(KM))``, the radius the phase switch compares with ``α_m/4``."""
+        """`B(t, δ/(KM))`, the radius the phase switch compares with `α_m/4`."""
         return float(anytime_radius(t, self._delta_prime, self.sigma))
 
     def _next_round(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -528,7 +530,7 @@ class IISE(RoundPolicy):
 
     @property
     def rounds_in_phase(self) -> int:
-        """Rounds completed in the current phase (its ``t``)."""
+        """Rounds completed in the current phase (its `t`)."""
         return self._t
 
     @property
@@ -537,8 +539,8 @@ class IISE(RoundPolicy):
         return self._rsum[self._active].copy()
 
     def epsilon_stop_fires(self, ts: Any) -> np.ndarray:
-        """Whether the ε-stop (reconstruction) fires after rounds ``ts`` of the current phase (vectorised;
-        all False when ``epsilon = 0``)."""
+        """Whether the ε-stop (reconstruction) fires after rounds `ts` of the current phase (vectorised;
+        all False when `epsilon = 0`)."""
         ts = np.asarray(ts, dtype=np.int64)
         if self.epsilon <= 0:
             return np.zeros(ts.shape, dtype=bool)
@@ -547,9 +549,9 @@ class IISE(RoundPolicy):
 
     # ------------------------------------------------------------------ simulator hooks
     def round_thresholds(self, ts: Any) -> np.ndarray:
-        """Elimination thresholds after rounds ``ts`` (> the current ``t``) of the current phase, assuming
-        the active set stays as it is: an arm is eliminated after round ``t`` when
-        ``max µ̂ − µ̂_i ≥ threshold`` (``2B(t) + 2ξ_m`` for IISE, ``2B(t) + γ_m`` for IISE-γ). Vectorised.
+        """Elimination thresholds after rounds `ts` (> the current `t`) of the current phase, assuming
+        the active set stays as it is: an arm is eliminated after round `t` when
+        `max µ̂ − µ̂_i ≥ threshold` (`2B(t) + 2ξ_m` for IISE, `2B(t) + γ_m` for IISE-γ). Vectorised.
         Simulators use it to find the first round of a stretch in which an elimination fires."""
         ts = np.asarray(ts, dtype=np.int64)
         if self.radius_kind == "theory":
@@ -560,24 +562,24 @@ class IISE(RoundPolicy):
         return 2.0 * np.asarray(b, dtype=float) + self._elimination_bias(self._phase)
 
     def rounds_left_in_phase(self) -> int | None:
-        """Rounds until the phase switch (``t_m − t``), or None in the final phase."""
+        """Rounds until the phase switch (`t_m − t`), or None in the final phase."""
         tm = int(self._tm[self._phase])
         return None if tm < 0 else tm - self._t
 
     def record_rounds(self, n: int, sums: Any, sumsq: Any) -> None:
-        """Simulator hook: record ``n`` complete rounds of the current phase at once.
+        """Simulator hook: record `n` complete rounds of the current phase at once.
 
-        ``sums`` / ``sumsq`` hold, per active arm (in :attr:`active_arms` order), the sum of its ``n`` new
+        `sums` / `sumsq` hold, per active arm (in :attr:`active_arms` order), the sum of its `n` new
         samples and of their squares. The caller guarantees that **no elimination fires after any of
         these rounds** (it checks the running means against :meth:`round_thresholds`); the policy then
-        ends in exactly the state that ``n`` rounds of ``ask_batch``/``tell_batch`` with those samples
+        ends in exactly the state that `n` rounds of `ask_batch`/`tell_batch` with those samples
         would give (the ε-stop and the phase switch are applied after the last round, where they can
         first fire). This is how :mod:`mf_sched.sim.iise_runner` simulates the 10⁵–10⁹-round phases of the
         paper's experiments with vectorised sampling; it is not part of the ask/tell protocol and is not
         recorded in :attr:`history`.
 
         Raises :class:`PolicyError` (and changes nothing) when a pull of the current round is already
-        issued, ``n`` would cross the phase switch, the ε-stop would fire before the last round, the rule
+        issued, `n` would cross the phase switch, the ε-stop would fire before the last round, the rule
         of Eq. 3 fires after the last round, the budget cannot pay, or history is being recorded.
         """
         if not self._at_round_boundary():

@@ -3,28 +3,28 @@
 Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022,
 Section 5 ("Breaking the cost barrier"), Eq. 9. The pseudo-code and formal statement are in Appendix D,
 which the available text lacks; the two changes below are stated in §5 and confirmed by the authors'
-released code (``riccardopoiani/mf-bai``, ``MultiFidelitySuccessiveEliminationOrder``).
+released code (`riccardopoiani/mf-bai`, `MultiFidelitySuccessiveEliminationOrder`).
 
-IISE-γ knows the **maximum bias variation** ``γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|`` (how much fidelity
-``m`` can reorder the arms), or an upper bound ``φ_m ≥ γ_m``, with ``γ_M = 0``. It is IISE
+IISE-γ knows the **maximum bias variation** `γ_m = max_{i,j} |ξ_{i,m} − ξ_{j,m}|` (how much fidelity
+`m` can reorder the arms), or an upper bound `φ_m ≥ γ_m`, with `γ_M = 0`. It is IISE
 (:class:`~mf_sched.policies.iise.IISE`) with two changes:
 
-* elimination: ``max_{j∈S} µ̂_j − B ≥ µ̂_i + B + γ_m``, i.e. ``max µ̂ − µ̂_i ≥ 2B(t, δ/(KM)) + γ_m`` (the
-  bias enters once, as γ_m, instead of ``2ξ_m``);
-* thresholds: Eq. 8 with "4ξ's swapped with 2γ's": ``α^γ_m = max_{m'>m} 2(γ_m − γ_{m'})√λ_m/(√λ_{m'} − √λ_m)``.
-  The phase switch is unchanged (``α^γ_m ≥ 4B(t, δ/(KM))``).
+* elimination: `max_{j∈S} µ̂_j − B ≥ µ̂_i + B + γ_m`, i.e. `max µ̂ − µ̂_i ≥ 2B(t, δ/(KM)) + γ_m` (the
+  bias enters once, as γ_m, instead of `2ξ_m`);
+* thresholds: Eq. 8 with "4ξ's swapped with 2γ's": `α^γ_m = max_{m'>m} 2(γ_m − γ_{m'})√λ_m/(√λ_{m'} − √λ_m)`.
+  The phase switch is unchanged (`α^γ_m ≥ 4B(t, δ/(KM))`).
 
-Why it is correct: on the good event, if the best arm 1 were eliminated by ``j`` then
-``µ_{j,m} ≥ µ_{1,m} + γ_m``, hence ``µ_{j,M} − µ_{1,M} ≥ ξ_{1,m} − ξ_{j,m} + γ_m ≥ 0`` — impossible.
+Why it is correct: on the good event, if the best arm 1 were eliminated by `j` then
+`µ_{j,m} ≥ µ_{1,m} + γ_m`, hence `µ_{j,M} − µ_{1,M} ≥ ξ_{1,m} − ξ_{j,m} + γ_m ≥ 0` — impossible.
 Theory (Eq. 9) needs Assumption 1 with γ in place of ξ (footnote 5): :attr:`assumption1` checks it.
 
-γ comes from the ladder (``FidelityLadder(..., gamma=...)``; the Poiani et al. instance files carry it)
-or from the ``gamma`` argument. Always valid choices: ``γ_m ≤ 2ξ_m`` by definition (then IISE-γ *is*
-IISE), and, for **underestimating** fidelities (``µ_{i,M} ≥ µ_{i,m}`` for every arm — planning depth,
-fewer training epochs on an accuracy that only grows), ``φ_m = ξ_m`` (§5, used for Yahtzee).
+γ comes from the ladder (`FidelityLadder(..., gamma=...)`; the Poiani et al. instance files carry it)
+or from the `gamma` argument. Always valid choices: `γ_m ≤ 2ξ_m` by definition (then IISE-γ *is*
+IISE), and, for **underestimating** fidelities (`µ_{i,M} ≥ µ_{i,m}` for every arm — planning depth,
+fewer training epochs on an accuracy that only grows), `φ_m = ξ_m` (§5, used for Yahtzee).
 
-The ε-optimal variant (reconstruction, see IISE) stops when ``4B + 2γ_m ≤ ε``: on the good event the
-empirical best active arm is then ``2B + γ_m ≤ ε/2``-optimal. Parallel workers and observation
+The ε-optimal variant (reconstruction, see IISE) stops when `4B + 2γ_m ≤ ε`: on the good event the
+empirical best active arm is then `2B + γ_m ≤ ε/2`-optimal. Parallel workers and observation
 semantics are as for IISE.
 
 Example:
@@ -58,9 +58,11 @@ class IISEGamma(IISE):
     """IISE-γ (Poiani et al. 2022, §5): IISE with the order-aware bias spread γ. See the module docstring.
 
     Args:
-        gamma: ``γ_m`` (or upper bounds ``φ_m``) per fidelity, ``γ_M = 0``; default: ``ladder.gamma``.
-        other arguments: as :class:`~mf_sched.policies.iise.IISE` (``thresholds`` default to Eq. 8 with
-            2γ in place of 4ξ).
+        n_arms: as :class:`~mf_sched.policies.iise.IISE`.
+        ladder: as :class:`~mf_sched.policies.iise.IISE`.
+        gamma: `γ_m` (or upper bounds `φ_m`) per fidelity, `γ_M = 0`; default: `ladder.gamma`.
+        **kwargs: the other arguments of :class:`~mf_sched.policies.iise.IISE` (`thresholds` default to Eq. 8
+            with 2γ in place of 4ξ).
     """
 
     name = "iise-gamma"
@@ -112,7 +114,7 @@ class IISEGamma(IISE):
 
     @classmethod
     def example_params(cls, instance: Any) -> dict[str, Any]:
-        """``gamma = 2ζ`` (always valid) when the instance's ladder has no γ."""
+        """`gamma = 2ζ` (always valid) when the instance's ladder has no γ."""
         if instance.ladder.gamma is None:
             return {"gamma": [2.0 * z for z in instance.ladder.zeta]}
         return {}

@@ -2,42 +2,42 @@
 
 Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022,
 Algorithm 1 (IISE) with its elimination rule, Eq. 3, executed with **one round per fidelity** instead of
-the ``t_m`` rounds of Eq. 8. This is what a training run that advances through rungs can give (one value
+the `t_m` rounds of Eq. 8. This is what a training run that advances through rungs can give (one value
 per rung), and it is the rule that :class:`~mf_sched.rungs.RungEliminator` implements for the Optuna
 pruner and the Ray schedulers; this policy runs the *same engine* on simulated instances, so that its
-cost and error rate can be measured with ``mf-sched simulate --policy iise-rungs --semantics resumable``
+cost and error rate can be measured with `mf-sched simulate --policy iise-rungs --semantics resumable`
 beside SH and Hyperband.
 
-Rung ``m``: every surviving arm is evaluated ``replicas`` times at fidelity ``m`` (the mean is its value
-``v_i(m)``); then, simultaneously, arm ``i`` is eliminated when some arm ``j`` has
-``v_j(m) − B_j − v_i(m) − B_i ≥ 2ζ(m)`` (``bias="gamma"``: ``γ(m)``), ``B = σ √(2 log(2KM/δ) / r)``. The
+Rung `m`: every surviving arm is evaluated `replicas` times at fidelity `m` (the mean is its value
+`v_i(m)`); then, simultaneously, arm `i` is eliminated when some arm `j` has
+`v_j(m) − B_j − v_i(m) − B_i ≥ 2ζ(m)` (`bias="gamma"`: `γ(m)`), `B = σ √(2 log(2KM/δ) / r)`. The
 survivors go up one rung. The policy stops when one arm is left (certified: the best arm with probability
-``≥ 1 − δ``) or after the top rung; then the best top-rung arm is recommended, certified only if it is
-alone, and ``details["epsilon"]`` says how close to optimal it is guaranteed to be (see
+`≥ 1 − δ`) or after the top rung; then the best top-rung arm is recommended, certified only if it is
+alone, and `details["epsilon"]` says how close to optimal it is guaranteed to be (see
 :meth:`~mf_sched.rungs.RungEliminator.certificate`).
 
-Compared with IISE: no phase is repeated, so the cost is at most ``K λ(M)`` (every arm to the top) —
-IISE's ``t_m`` rounds per phase can cost far more — but arms whose gaps are below ``2B + 2ζ(M−1)`` are not
-separated: the answer is then ε-optimal rather than exact. Under ``semantics="resumable"`` (the intended
-use) an arm that advances from rung ``m − 1`` to ``m`` pays ``λ(m) − λ(m−1)``. The simulator draws the
+Compared with IISE: no phase is repeated, so the cost is at most `K λ(M)` (every arm to the top) —
+IISE's `t_m` rounds per phase can cost far more — but arms whose gaps are below `2B + 2ζ(M−1)` are not
+separated: the answer is then ε-optimal rather than exact. Under `semantics="resumable"` (the intended
+use) an arm that advances from rung `m − 1` to `m` pays `λ(m) − λ(m−1)`. The simulator draws the
 rung values independently; real learning curves are correlated along a run, which the union-bound
 argument of :mod:`mf_sched.rungs` allows.
 
 How the policy and the engine relate, in code: :class:`IISERungs` is a
 :class:`~mf_sched.policy.RoundPolicy` that *drives* one :class:`~mf_sched.rungs.RungEliminator` (built with
-the default ``rule="iise"``, one key per arm, exposed read-only as :attr:`IISERungs.engine`). The policy owns
-the allocation — each round is rung ``m``, ``replicas`` pulls of every arm in ``engine.active()`` — and the
-per-rung sums; when a round's last result is in, it passes each survivor's mean to ``engine.report`` and
-calls ``engine.decide_rung(m)``, and the engine alone decides who is eliminated. The recommendation reads
-``engine.certificate()``. The engine's state is saved inside the policy state as the nested field
-``_engine_state`` (the engine's own :meth:`~mf_sched.rungs.RungEliminator.state_dict`, restored with
-:meth:`~mf_sched.rungs.RungEliminator.from_state_dict`; states saved with the older field ``_engine_json``, a
+the default `rule="iise"`, one key per arm, exposed read-only as :attr:`IISERungs.engine`). The policy owns
+the allocation — each round is rung `m`, `replicas` pulls of every arm in `engine.active()` — and the
+per-rung sums; when a round's last result is in, it passes each survivor's mean to `engine.report` and
+calls `engine.decide_rung(m)`, and the engine alone decides who is eliminated. The recommendation reads
+`engine.certificate()`. The engine's state is saved inside the policy state as the nested field
+`_engine_state` (the engine's own :meth:`~mf_sched.rungs.RungEliminator.state_dict`, restored with
+:meth:`~mf_sched.rungs.RungEliminator.from_state_dict`; states saved with the older field `_engine_json`, a
 JSON string, still load). The racing policy :class:`~mf_sched.policies.race.Race` drives a
-``RungEliminator(rule="race")`` the same way but one pull at a time (``report``, ``should_stop``,
-``priority``); the Optuna pruner and the Ray schedulers drive the engine directly, without a policy.
+`RungEliminator(rule="race")` the same way but one pull at a time (`report`, `should_stop`,
+`priority`); the Optuna pruner and the Ray schedulers drive the engine directly, without a policy.
 
-Parallel workers: a rung is handed out at once (``K × replicas`` pulls at most); the next rung waits for
-all of them (a barrier, as in the Ray ``IISEScheduler``).
+Parallel workers: a rung is handed out at once (`K × replicas` pulls at most); the next rung waits for
+all of them (a barrier, as in the Ray `IISEScheduler`).
 
 Example:
     >>> from mf_sched import FidelityLadder
@@ -76,9 +76,11 @@ class IISERungs(ArmSumRoundPolicy):
     """IISE's elimination rule with one round per rung (resumable runs). See the module docstring.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`; ``noise`` gives σ.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (gives σ), `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence δ ∈ (0, 1).
-        bias: ``"zeta"`` (IISE, ``2ζ(m)``) or ``"gamma"`` (IISE-γ, ``γ(m)``; needs ``ladder.gamma``).
+        bias: `"zeta"` (IISE, `2ζ(m)`) or `"gamma"` (IISE-γ, `γ(m)`; needs `ladder.gamma`).
         replicas: evaluations averaged per arm and rung (seeds of a configuration), default 1.
         eta: optional successive-halving cut on top of the rule (heuristic; voids the guarantee).
     """

@@ -4,21 +4,21 @@ Paper: S. Kalyanakrishnan, A. Tewari, P. Auer, P. Stone, *PAC Subset Selection i
 Multi-armed Bandits*, ICML 2012, Algorithm LUCB with the confidence bound of LUCB1 (§3, Theorem 6),
 for m = 1 (best-arm identification):
 
-* sample every arm once (round ``t = 1``);
-* each round ``t``: ``h_t = argmax_a µ̂_a`` (empirical best), ``l_t = argmax_{a ≠ h_t} UCB_a`` with
-  ``UCB_a = µ̂_a + β(u_a, t)``, ``LCB_a = µ̂_a − β(u_a, t)``;
-* stop when ``UCB_{l_t} − LCB_{h_t} < ε`` (``ε = 0``: the intervals separate) and return ``h_t``;
-* else sample ``h_t`` and ``l_t`` and go on.
+* sample every arm once (round `t = 1`);
+* each round `t`: `h_t = argmax_a µ̂_a` (empirical best), `l_t = argmax_{a ≠ h_t} UCB_a` with
+  `UCB_a = µ̂_a + β(u_a, t)`, `LCB_a = µ̂_a − β(u_a, t)`;
+* stop when `UCB_{l_t} − LCB_{h_t} < ε` (`ε = 0`: the intervals separate) and return `h_t`;
+* else sample `h_t` and `l_t` and go on.
 
-Radius: ``β(u, t) = √(log(k₁ K t⁴/δ)/(2u))`` with ``k₁ = 5/4`` for [0, 1] rewards, generalised to
-σ-sub-Gaussian rewards as ``σ √(2 log(k₁ K t⁴/δ)/u)`` (:func:`mf_sched.confidence.lucb1_beta`). ``t``
+Radius: `β(u, t) = √(log(k₁ K t⁴/δ)/(2u))` with `k₁ = 5/4` for [0, 1] rewards, generalised to
+σ-sub-Gaussian rewards as `σ √(2 log(k₁ K t⁴/δ)/u)` (:func:`mf_sched.confidence.lucb1_beta`). `t`
 counts rounds, the initial sweep being round 1 (the paper's convention). Ties are broken at random.
-With ``ε > 0`` the answer is ε-optimal with probability ≥ 1 − δ.
+With `ε > 0` the answer is ε-optimal with probability ≥ 1 − δ.
 
 Parallel workers: the two pulls of a round are handed out together; the next round waits for both.
 
 Cost per round: the empirical means and the UCBs sit in two kinetic tournaments (:mod:`mf_sched._kinetic`),
-O(log K) per sampled arm; ``h_t``, ``l_t`` and their ties are exactly those of the vectorised bounds.
+O(log K) per sampled arm; `h_t`, `l_t` and their ties are exactly those of the vectorised bounds.
 Every sample of an arm at the working fidelity (adopted extras included) enters its estimate.
 
 Example:
@@ -52,7 +52,9 @@ class LUCB1(RoundPolicy):
     """LUCB1 (Kalyanakrishnan et al. 2012) at one fidelity.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is (ε-)optimal with probability ≥ 1 − δ.
         epsilon: tolerance ε ≥ 0 (0: exact best arm).
         fidelity: fidelity to sample (default: the highest).
@@ -152,8 +154,8 @@ class LUCB1(RoundPolicy):
 
 
 class _MeanLeaves(LeafModel):
-    """The empirical means at the working fidelity (constants) as kinetic-tournament leaves; ``mu_n(k)``
-    gives arm ``k``'s ``(µ̂, n)``."""
+    """The empirical means at the working fidelity (constants) as kinetic-tournament leaves; `mu_n(k)`
+    gives arm `k`'s `(µ̂, n)`."""
 
     def __init__(self, mu_n: Callable[[int], tuple[float, int]]) -> None:
         self.mu_n = mu_n
@@ -167,8 +169,8 @@ class _MeanLeaves(LeafModel):
 
 
 class _UCBLeaves(LeafModel):
-    """``UCB_a = µ̂_a + √(num/u_a)`` as kinetic-tournament leaves in ``s = √num`` (``+inf`` at ``u = 0``);
-    ``mu_n(k)`` gives arm ``k``'s ``(µ̂, n)`` and the policy keeps :attr:`num` (the round's β numerator) current."""
+    """`UCB_a = µ̂_a + √(num/u_a)` as kinetic-tournament leaves in `s = √num` (`+inf` at `u = 0`);
+    `mu_n(k)` gives arm `k`'s `(µ̂, n)` and the policy keeps :attr:`num` (the round's β numerator) current."""
 
     def __init__(self, mu_n: Callable[[int], tuple[float, int]], num: float) -> None:
         self.mu_n = mu_n

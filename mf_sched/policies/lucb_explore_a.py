@@ -4,25 +4,25 @@ Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandit
 §3.2.2 (Algorithm 2, EXPLORE-A; Eq. 7 / Theorem 3.4 for its cost bound), run inside the LUCB framework
 of Algorithm 1 (:mod:`mf_sched.policies._mf_lucb`).
 
-EXPLORE-A(k) pulls arm ``k`` at the fidelity maximising the "fidelity UCB" of its effectiveness
-``Δ̃_k^(m)/√λ(m)``:
+EXPLORE-A(k) pulls arm `k` at the fidelity maximising the "fidelity UCB" of its effectiveness
+`Δ̃_k^(m)/√λ(m)`:
 
-``f-UCB_k^(m) = Δ̂_k^(m)/√λ(m) + √(2 log N_k / (λ(m) N_k^(m)))``
+`f-UCB_k^(m) = Δ̂_k^(m)/√λ(m) + √(2 log N_k / (λ(m) N_k^(m)))`
 
-with the online ancillary gaps ``Δ̂_k^(m) = µ̃1 − (µ̂_k^(m) + ζ(m))`` for ``k ≠ ℓ_t`` and
-``Δ̂_{ℓ_t}^(m) = (µ̂_{ℓ_t}^(m) − ζ(m)) − µ̃2`` for the round's leader, ``N_k`` the arm's total pulls (counts
-taken before the pull; ``log max(N_k, 1)``), and ``+∞`` for a fidelity without samples (each fidelity is
+with the online ancillary gaps `Δ̂_k^(m) = µ̃1 − (µ̂_k^(m) + ζ(m))` for `k ≠ ℓ_t` and
+`Δ̂_{ℓ_t}^(m) = (µ̂_{ℓ_t}^(m) − ζ(m)) − µ̃2` for the round's leader, `N_k` the arm's total pulls (counts
+taken before the pull; `log max(N_k, 1)`), and `+∞` for a fidelity without samples (each fidelity is
 tried once first; ties broken at random). The extraction lost "/√λ(m) + √(" — the reading above is
-confirmed by the proof of Lemma E.2 and by Poiani et al. 2024's re-implementation (``riccardopoiani/adv-mf-bai``,
-``algorithms/lucb.py``). For
-σ-sub-Gaussian rewards the exploration bonus is scaled like UCB1's, ``2σ√(2 log N_k/N_k^(m))/√λ(m)``
+confirmed by the proof of Lemma E.2 and by Poiani et al. 2024's re-implementation (`riccardopoiani/adv-mf-bai`,
+`algorithms/lucb.py`). For
+σ-sub-Gaussian rewards the exploration bonus is scaled like UCB1's, `2σ√(2 log N_k/N_k^(m))/√λ(m)`
 (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 is the paper's [0, 1] formula).
 
-The prior bounds are required arguments: ``mu1_upper`` = µ̃1 ≥ µ_1^(M) (the best arm's true mean) and
-``mu2_lower`` = µ̃2 ≤ µ_2^(M) (the second best's). Wrong priors do not break δ-correctness (stopping uses
+The prior bounds are required arguments: `mu1_upper` = µ̃1 ≥ µ_1^(M) (the best arm's true mean) and
+`mu2_lower` = µ̃2 ≤ µ_2^(M) (the second best's). Wrong priors do not break δ-correctness (stopping uses
 only the β-intervals) but change which fidelities are sampled; loose priors push the procedure toward
 cheap fidelities, where it may never stop (see :mod:`mf_sched.policies._mf_lucb`): keep the
-``budget``/``max_rounds`` caps.
+`budget`/`max_rounds` caps.
 
 Example (the Table 1 instance of Wang et al., Bernoulli rewards):
     >>> from mf_sched import Instance, FidelityLadder, run_policy
@@ -62,7 +62,7 @@ class LUCBExploreA(PriorBoundsLUCB):
     explore_name = "EXPLORE-A (UCB over fidelities)"
 
     def f_ucb(self, k: int) -> np.ndarray:
-        """The fidelity UCB index of arm ``k`` for every fidelity (``inf`` where it has no sample)."""
+        """The fidelity UCB index of arm `k` for every fidelity (`inf` where it has no sample)."""
         n = self._counts[k]
         c = float(ucb1_bonus(1, max(int(n.sum()), 1), self.sigma))  # 2σ√(2 log N_k), divided by √N_k^(m) below
         f = (self.delta_hat(k) + c / np.sqrt(np.maximum(n, 1))) / self._sqrt_lam

@@ -4,25 +4,25 @@ Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandit
 §3.2.2 (Algorithm 2, EXPLORE-B; Eq. 6 / Lemma E.3; Eq. 8 for its cost bound; Remark A.2), run inside the
 LUCB framework of Algorithm 1 (:mod:`mf_sched.policies._mf_lucb`).
 
-EXPLORE-B(k): while arm ``k`` is not committed, pull it once at **every** fidelity (a uniform sweep costing
-``Σ_m λ(m)``); after the sweep, with ``n`` its per-fidelity count, commit to
-``m̂*_k = argmax_m Δ̂_k^(m)/√λ(m)`` if
+EXPLORE-B(k): while arm `k` is not committed, pull it once at **every** fidelity (a uniform sweep costing
+`Σ_m λ(m)`); after the sweep, with `n` its per-fidelity count, commit to
+`m̂*_k = argmax_m Δ̂_k^(m)/√λ(m)` if
 
-``max_m Δ̂_k^(m)/√λ(m) ≥ 3 · β(n, 1, δ)/√λ(1) = 3 · 2σ √(log(L/δ) / (λ(1)·n))``
+`max_m Δ̂_k^(m)/√λ(m) ≥ 3 · β(n, 1, δ)/√λ(1) = 3 · 2σ √(log(L/δ) / (λ(1)·n))`
 
-(σ = 1/2 gives the paper's ``3√(log(L/δ)/(λ(1) n))``). Once committed, every EXPLORE-B(k) pulls ``(k, m̂*_k)``;
-an arm never un-commits. ``Δ̂`` is the online ancillary gap with the **round's** leader (``Δ̂`` depends on ``ℓ_t``; the
+(σ = 1/2 gives the paper's `3√(log(L/δ)/(λ(1) n))`). Once committed, every EXPLORE-B(k) pulls `(k, m̂*_k)`;
+an arm never un-commits. `Δ̂` is the online ancillary gap with the **round's** leader (`Δ̂` depends on `ℓ_t`; the
 paper does not say which round's), and
 the test runs only for arms swept in the round, after the sweep.
 
-Resolved ambiguities: the log term is ``log(L/δ)`` as in the algorithm box (the proof of Lemma E.3 writes
-``log(2KM/δ)``; with ``L = 4KM`` they differ only inside the log); the factor 3 is
-``(1 + C)/(1 − C)`` with ``C = 1/2`` (Remark A.2); ``n`` is the count at the maximising fidelity (equal
+Resolved ambiguities: the log term is `log(L/δ)` as in the algorithm box (the proof of Lemma E.3 writes
+`log(2KM/δ)`; with `L = 4KM` they differ only inside the log); the factor 3 is
+`(1 + C)/(1 − C)` with `C = 1/2` (Remark A.2); `n` is the count at the maximising fidelity (equal
 across fidelities before commitment unless adopted extras added samples).
 
-Prior bounds ``mu1_upper`` (µ̃1) and ``mu2_lower`` (µ̃2) are required, as for EXPLORE-A. On
-``poiani2024-lucb-nonstop.json`` (µ̃1 = 0.6, µ̃2 = 0.5) EXPLORE-B commits both arms to fidelity 1, whose bias
-keeps the intervals from separating: it never stops; the ``budget`` / ``max_rounds`` caps end such runs.
+Prior bounds `mu1_upper` (µ̃1) and `mu2_lower` (µ̃2) are required, as for EXPLORE-A. On
+`poiani2024-lucb-nonstop.json` (µ̃1 = 0.6, µ̃2 = 0.5) EXPLORE-B commits both arms to fidelity 1, whose bias
+keeps the intervals from separating: it never stops; the `budget` / `max_rounds` caps end such runs.
 
 Example (a hand-made commit: both arms are most effective at the cheap fidelity):
     >>> from mf_sched import FidelityLadder
@@ -81,11 +81,11 @@ class LUCBExploreB(PriorBoundsLUCB):
 
     @property
     def committed(self) -> np.ndarray:
-        """Committed fidelity ``m̂*_k`` per arm (−1: not committed yet)."""
+        """Committed fidelity `m̂*_k` per arm (−1: not committed yet)."""
         return self._committed.copy()
 
     def commit_threshold(self, n: int) -> float:
-        """``3 · 2σ √(log(L/δ)/(λ(1) n))``, what the best effectiveness must reach to commit after ``n`` sweeps."""
+        """`3 · 2σ √(log(L/δ)/(λ(1) n))`, what the best effectiveness must reach to commit after `n` sweeps."""
         return float(3.0 * wang_beta(n, 1, self.delta, self.L, self.sigma) / self._sqrt_lam[0])
 
     def _explore(self, k: int, t: int) -> list[int]:

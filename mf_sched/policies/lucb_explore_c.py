@@ -4,11 +4,11 @@ Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandit
 Appendix D (Algorithm 4, EXPLORE-C; Theorem D.1), run inside the LUCB framework of Algorithm 1
 (:mod:`mf_sched.policies._mf_lucb`).
 
-EXPLORE-C(k) pulls arm ``k`` at ``m_{k,t} = min{m : β(N_k^(m), t, δ) ≥ ζ(m)}``: the cheapest fidelity whose
+EXPLORE-C(k) pulls arm `k` at `m_{k,t} = min{m : β(N_k^(m), t, δ) ≥ ζ(m)}`: the cheapest fidelity whose
 statistical radius still exceeds its bias (once the radius is below the bias, more samples there carry
-little information). The set is never empty since ``ζ(M) = 0``. The relation is lost in the extraction;
-the text ("when the confidence radius is less than ζ(m), increase the fidelity") gives ``≥`` (Wang et al. 2023, Appendix
-D, Algorithm 4). The rule is stateless, as printed: ``β`` grows with ``t`` (``log t⁴``), so a fidelity left earlier can
+little information). The set is never empty since `ζ(M) = 0`. The relation is lost in the extraction;
+the text ("when the confidence radius is less than ζ(m), increase the fidelity") gives `≥` (Wang et al. 2023, Appendix
+D, Algorithm 4). The rule is stateless, as printed: `β` grows with `t` (`log t⁴`), so a fidelity left earlier can
 be chosen again. EXPLORE-C needs no prior bounds — only ζ, λ and δ — and is the multi-fidelity idea of IISE
 inside LUCB; its cost bound (Theorem D.1) is "incomparable to the lower bound and can be very large".
 

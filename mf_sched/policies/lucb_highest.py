@@ -1,11 +1,11 @@
 """LUCB at the highest fidelity: the baseline of Wang et al. (2023), Appendix C.
 
 Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandits Revisited*, NeurIPS 2023,
-Appendix C (Table 3, "Baseline"): Algorithm 1 with ``EXPLORE(k) := pull (k, M)``. With ζ(M) = 0 this is the
-classic LUCB with the paper's radius ``β(n, t, δ) = √(log(L t⁴/δ)/n)`` and ``L = 4KM`` (the ``M`` of the
+Appendix C (Table 3, "Baseline"): Algorithm 1 with `EXPLORE(k) := pull (k, M)`. With ζ(M) = 0 this is the
+classic LUCB with the paper's radius `β(n, t, δ) = √(log(L t⁴/δ)/n)` and `L = 4KM` (the `M` of the
 ladder, as in the paper's runs), and with the top-two-UCB choice of ℓ_t and u_t
-(:mod:`mf_sched.policies._mf_lucb`). It differs from ``lucb1`` (Kalyanakrishnan et al. 2012: empirical
-best vs. highest UCB, ``k₁ = 5/4``, ``2u`` in the radius) only in those constants and that choice, and is
+(:mod:`mf_sched.policies._mf_lucb`). It differs from `lucb1` (Kalyanakrishnan et al. 2012: empirical
+best vs. highest UCB, `k₁ = 5/4`, `2u` in the radius) only in those constants and that choice, and is
 the right yardstick for EXPLORE-A/B/C: same framework, no fidelity selection.
 
 Example:

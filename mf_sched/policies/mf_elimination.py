@@ -2,42 +2,44 @@
 
 Paper: X. Wang, Q. Wu, W. Chen, J. C. S. Lui, *Multi-Fidelity Multi-Armed Bandits Revisited*, NeurIPS
 2023, §4.2, Algorithm 3; Theorems 4.6/4.8 (App. F.3). Objective: Wang's regret (Eq. 9) under a budget
-(capital) Λ, ``R(Λ) = (Λ/λ(1)) µ_1 − Σ_{t≤N} µ_{I_t}``: every pull earns its arm's true mean whatever the
+(capital) Λ, `R(Λ) = (Λ/λ(1)) µ_1 − Σ_{t≤N} µ_{I_t}`: every pull earns its arm's true mean whatever the
 fidelity, so the optimal policy pulls the best arm at the *cheapest* fidelity (reported by the simulator
 as :attr:`~mf_sched.sim.simulate.RunResult.regret_wang`; Kandasamy et al.'s regret is
-``regret_kandasamy``).
+`regret_kandasamy`).
 
-Algorithm (``C_0`` = all arms, ``p = 0``)::
+Algorithm (`C_0` = all arms, `p = 0`):
 
-    while p < log2(2/ε) and |C_p| > 1:
-        n_p = ⌈2^{2p} log(Λ / (2^{2p} λ(M)))⌉              # cumulative target of fidelity-M samples
-        pull each k ∈ C_p at fidelity M until T_k^(M) = n_p
-        C_{p+1} = {k ∈ C_p : µ̂_k + 2^{1−p} > max_{k'∈C_p} µ̂_{k'}}
-        p = p + 1
-    pull the arms of C_p in turn at fidelity 1 until the budget runs out
+```text
+while p < log2(2/ε) and |C_p| > 1:
+    n_p = ⌈2^{2p} log(Λ / (2^{2p} λ(M)))⌉              # cumulative target of fidelity-M samples
+    pull each k ∈ C_p at fidelity M until T_k^(M) = n_p
+    C_{p+1} = {k ∈ C_p : µ̂_k + 2^{1−p} > max_{k'∈C_p} µ̂_{k'}}
+    p = p + 1
+pull the arms of C_p in turn at fidelity 1 until the budget runs out
+```
 
-ε defaults to Theorem 4.8's problem-independent choice ``ε = (K log Λ / Λ)^{1/3}``, which gives
-``E[R(Λ)] = O(K^{1/3} Λ^{2/3} (log Λ)^{1/3})``. Only ``λ`` is used (ζ plays no role).
+ε defaults to Theorem 4.8's problem-independent choice `ε = (K log Λ / Λ)^{1/3}`, which gives
+`E[R(Λ)] = O(K^{1/3} Λ^{2/3} (log Λ)^{1/3})`. Only `λ` is used (ζ plays no role).
 
 Resolutions (Wang et al. 2023, §4.2, Algorithm 3, and Appendix F.3; the paper's text, extracted without most
 symbols, was read against the proofs):
 
-* ``T_k^(M) = 2^{2p} log(Λ/(2^{2p}λ(M)))`` is a **cumulative** count (as in Auer & Ortner 2010; the
+* `T_k^(M) = 2^{2p} log(Λ/(2^{2p}λ(M)))` is a **cumulative** count (as in Auer & Ortner 2010; the
   proof's Eq. 28 bounds an arm's fidelity-M pulls by its last phase's target), rounded up and clamped
   at 0 (a phase whose target is already met pulls nothing and goes straight to the elimination test).
   :func:`elimination_schedule` lists the targets.
-* The elimination margin is ``2^{−p+1}`` (twice the phase accuracy 2^{−p}; the signs were lost). The
+* The elimination margin is `2^{−p+1}` (twice the phase accuracy 2^{−p}; the signs were lost). The
   comparison is strict, as printed; the empirical leader always survives.
-* The loop runs for ``p = 0, 1, …`` while ``p < log2(2/ε)``, i.e. ``max(0, ⌈log2(2/ε)⌉)`` phases.
-* ε: the main text's ``(K log Λ/Λ)^{1/3}`` (``eps="theorem"``, the default) depends on the unit of cost
-  (it needs ``Λ > 1``); App. F.3's optimiser, which we reconstruct with ``µ_1 ≤ 1``, is
-  ``(16 K λ(M) log(Λ/(16λ(M))) / Λ)^{1/3}`` (``eps="appendix"``, cost-scale invariant, our reading of a
+* The loop runs for `p = 0, 1, …` while `p < log2(2/ε)`, i.e. `max(0, ⌈log2(2/ε)⌉)` phases.
+* ε: the main text's `(K log Λ/Λ)^{1/3}` (`eps="theorem"`, the default) depends on the unit of cost
+  (it needs `Λ > 1`); App. F.3's optimiser, which we reconstruct with `µ_1 ≤ 1`, is
+  `(16 K λ(M) log(Λ/(16λ(M))) / Λ)^{1/3}` (`eps="appendix"`, cost-scale invariant, our reading of a
   garbled formula); or pass a number.
 * The budget may run out during exploration: the policy then stops, as the paper's "until the budget
   runs up" implies. Every pull, exploration included, consumes budget.
 * Means use every fidelity-M sample of the arm (adopted ones included).
 * Rewards: the paper assumes [0, 1] (Hoeffding). For σ-sub-Gaussian rewards (our extension) the
-  targets are multiplied by ``(2σ)²`` so that the phase accuracy 2^{−p} keeps its confidence; σ = ½
+  targets are multiplied by `(2σ)²` so that the phase accuracy 2^{−p} keeps its confidence; σ = ½
   (rewards in [0, 1], the default noise model) is the paper exactly.
 * Recommendation (the paper's objective is regret): the single survivor once exploration ends, else the
   best fidelity-M mean among the survivors.
@@ -75,8 +77,8 @@ _EXPLOIT_CHUNK = 2048
 
 
 def default_eps(n_arms: int, budget: float, cost_top: float, rule: str = "theorem") -> float:
-    """ε of Wang et al. (2023): ``"theorem"`` = Theorem 4.8's ``(K log Λ / Λ)^{1/3}``; ``"appendix"`` = App.
-    F.3's ``(16 K λ(M) log(Λ/(16λ(M))) / Λ)^{1/3}`` (with ``µ_1 ≤ 1``).
+    """ε of Wang et al. (2023): `"theorem"` = Theorem 4.8's `(K log Λ / Λ)^{1/3}`; `"appendix"` = App.
+    F.3's `(16 K λ(M) log(Λ/(16λ(M))) / Λ)^{1/3}` (with `µ_1 ≤ 1`).
 
     >>> round(default_eps(10, 1e5, 10.0), 6)
     0.104808
@@ -96,7 +98,7 @@ def default_eps(n_arms: int, budget: float, cost_top: float, rule: str = "theore
 
 
 def n_phases(eps: float) -> int:
-    """Number of exploration phases: the integers ``p ≥ 0`` with ``p < log2(2/ε)``.
+    """Number of exploration phases: the integers `p ≥ 0` with `p < log2(2/ε)`.
 
     >>> n_phases(0.25), n_phases(0.2), n_phases(2.0)
     (3, 4, 0)
@@ -106,9 +108,9 @@ def n_phases(eps: float) -> int:
 
 
 def elimination_schedule(budget: float, cost_top: float, eps: float, sigma: float = 0.5) -> list[int]:
-    """Cumulative fidelity-M targets ``n_p = ⌈(2σ)² 2^{2p} log(Λ / (2^{2p} λ(M)))⌉`` (≥ 0) of every phase.
+    """Cumulative fidelity-M targets `n_p = ⌈(2σ)² 2^{2p} log(Λ / (2^{2p} λ(M)))⌉` (≥ 0) of every phase.
 
-    ``σ = ½`` (rewards in [0, 1]) is Algorithm 3 exactly. With ``Λ = 10⁴``, ``λ(M) = 10``, ``ε = 0.1``:
+    `σ = ½` (rewards in [0, 1]) is Algorithm 3 exactly. With `Λ = 10⁴`, `λ(M) = 10`, `ε = 0.1`:
 
     >>> elimination_schedule(1e4, 10.0, 0.1)
     [7, 23, 67, 176, 349]
@@ -127,9 +129,11 @@ class MFElimination(RoundPolicy):
     eliminate, exploit the survivors at fidelity 1.
 
     Args:
-        n_arms, ladder, noise, seed: see :class:`~mf_sched.policy.Policy`.
-        budget: the capital Λ (required: the phase lengths and ε depend on it).
-        eps: ε > 0, or ``"theorem"`` (default, Theorem 4.8) / ``"appendix"`` (App. F.3), see
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `seed`, `budget` (the capital Λ (required: the phase lengths and ε depend on it)); see
+            :class:`~mf_sched.policy.Policy`.
+        eps: ε > 0, or `"theorem"` (default, Theorem 4.8) / `"appendix"` (App. F.3), see
             :func:`default_eps`.
     """
 
@@ -207,7 +211,7 @@ class MFElimination(RoundPolicy):
         return arms, np.zeros(size, dtype=np.int64)
 
     def _pulls_affordable(self, fidelity: int) -> int:
-        """How many pulls at ``fidelity`` the budget left (after the outstanding pulls) still pays for."""
+        """How many pulls at `fidelity` the budget left (after the outstanding pulls) still pays for."""
         assert self.budget is not None
         left = self.budget - self._cost - self._outstanding_cost
         return int(math.floor(left / self._costs[fidelity] * (1 + 1e-12))) if left > 0 else 0
@@ -221,7 +225,7 @@ class MFElimination(RoundPolicy):
     # ----------------------------------------------------------------------------- answers
     @property
     def active(self) -> np.ndarray:
-        """Indices of the surviving arms ``C_p``."""
+        """Indices of the surviving arms `C_p`."""
         return np.flatnonzero(self._active)
 
     @property
@@ -231,7 +235,7 @@ class MFElimination(RoundPolicy):
 
     @property
     def phase_log(self) -> list[tuple[int, int, int]]:
-        """``(p, n_p, survivors after phase p's elimination)`` for every completed phase."""
+        """`(p, n_p, survivors after phase p's elimination)` for every completed phase."""
         return [tuple(x) for x in self._log]  # type: ignore[misc]
 
     def _recommend(self) -> Recommendation:

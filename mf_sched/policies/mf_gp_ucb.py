@@ -3,92 +3,94 @@
 Paper: K. Kandasamy, G. Dasarathy, J. Oliva, J. Schneider, B. Póczos, *Gaussian Process Bandit
 Optimisation with Multi-fidelity Evaluations*, NeurIPS 2016 — Algorithm 1 (theory) and the practical
 version of Appendix B ("More Implementation Details") with the heuristics of the authors' released
-code (``kirthevasank/mf-gp-ucb``). Only the
+code (`kirthevasank/mf-gp-ucb`). Only the
 appendix text was available; where it is silent we follow the code and say so.
 
-**Model.** One independent GP per fidelity ``m`` (0-based here; the paper counts ``1..M``), each
-conditioned only on that fidelity's data ``D^(m)`` and with its own hyper-parameters (App. D.1). The
-upper confidence bound on the target ``f^(M)`` that fidelity ``m`` provides, and the combined bound
-(notation table, App. A.1)::
+**Model.** One independent GP per fidelity `m` (0-based here; the paper counts `1..M`), each
+conditioned only on that fidelity's data `D^(m)` and with its own hyper-parameters (App. D.1). The
+upper confidence bound on the target `f^(M)` that fidelity `m` provides, and the combined bound
+(notation table, App. A.1):
 
-    φ_t^(m)(x) = µ_{t−1}^(m)(x) + β_t^{1/2} σ_{t−1}^(m)(x) + ζ^(m)        φ_t(x) = min_m φ_t^(m)(x)
+```text
+φ_t^(m)(x) = µ_{t−1}^(m)(x) + β_t^{1/2} σ_{t−1}^(m)(x) + ζ^(m)        φ_t(x) = min_m φ_t^(m)(x)
+```
 
-**Iteration t.** ``x_t = argmax_x φ_t(x)`` (DIRECT, then an L-BFGS-B polish of the float coordinates);
-``m_t`` = the first ``m < M`` with ``β_t^{1/2} σ_{t−1}^(m)(x_t) ≥ γ^(m)``, else ``M`` (Algorithm 1 step 2;
-Fig. 6 caption). ``β_t = 0.2·d·log(2t)`` (App. B, "Choice of β_t"; ``t`` counts iterations after the
+**Iteration t.** `x_t = argmax_x φ_t(x)` (DIRECT, then an L-BFGS-B polish of the float coordinates);
+`m_t` = the first `m < M` with `β_t^{1/2} σ_{t−1}^(m)(x_t) ≥ γ^(m)`, else `M` (Algorithm 1 step 2;
+Fig. 6 caption). `β_t = 0.2·d·log(2t)` (App. B, "Choice of β_t"; `t` counts iterations after the
 initialisation, ζ-check queries excluded).
 
-**Practice (App. B + code).** Initialisation capital ``Λ_0`` (default ``10·λ^(M)``, code) spent on a
-design at fidelities 1 and 2 (code counts: ``n_2 = ⌊Λ_0/(2λ^(M))⌋``, ``n_1 = min(200, 10·M·d,
-⌊(Λ_0 − n_2 λ^(2))/λ^(1)⌋)``, ``n_2 ← min(n_1, n_2)``, the fidelity-2 points are the first ``n_2`` of
-the fidelity-1 points); GP-UCB spends it at fidelity ``M`` (``⌊Λ_0/λ^(M)⌋`` points). From the initial
-values ``Y_0`` (range ``r``): a constant prior mean ``max Y_0 + 2r`` for every GP, noise variance
-``η² = 10⁻⁴ var Y_0``, ``γ^(m) = 0.01 r``, ``ζ^(m) = 0.01 r·(M − m)``. Hyper-parameters are refitted by
+**Practice (App. B + code).** Initialisation capital `Λ_0` (default `10·λ^(M)`, code) spent on a
+design at fidelities 1 and 2 (code counts: `n_2 = ⌊Λ_0/(2λ^(M))⌋`, `n_1 = min(200, 10·M·d,
+⌊(Λ_0 − n_2 λ^(2))/λ^(1)⌋)`, `n_2 ← min(n_1, n_2)`, the fidelity-2 points are the first `n_2` of
+the fidelity-1 points); GP-UCB spends it at fidelity `M` (`⌊Λ_0/λ^(M)⌋` points). From the initial
+values `Y_0` (range `r`): a constant prior mean `max Y_0 + 2r` for every GP, noise variance
+`η² = 10⁻⁴ var Y_0`, `γ^(m) = 0.01 r`, `ζ^(m) = 0.01 r·(M − m)`. Hyper-parameters are refitted by
 maximising the marginal likelihood after the initialisation and then every 25 iterations, fidelity by
-fidelity; a fidelity with fewer than ``min(10, n_{m−1})`` points copies the one below. Adaptation
-(code): after ``λ^(m+1)/λ^(m)`` consecutive iterations below fidelity ``M`` ending at ``m``,
-``γ^(m) ← 5γ^(m)`` and every ``γ`` is raised to at least that; when a fidelity-``m`` value ``y`` differs from
-``µ^(m−1)(x)`` by more than ``0.9 (ζ^(m−1) − ζ^(m))``, ``f^(m−1)(x)`` is queried too (a *ζ-check*, not an
-iteration) and if ``y − y' > 0.9 (ζ^(m−1) − ζ^(m))`` that increment becomes ``2 (y − y')``, every increment is
-raised to at least it, and ``ζ`` is their cumulative sum.
+fidelity; a fidelity with fewer than `min(10, n_{m−1})` points copies the one below. Adaptation
+(code): after `λ^(m+1)/λ^(m)` consecutive iterations below fidelity `M` ending at `m`,
+`γ^(m) ← 5γ^(m)` and every `γ` is raised to at least that; when a fidelity-`m` value `y` differs from
+`µ^(m−1)(x)` by more than `0.9 (ζ^(m−1) − ζ^(m))`, `f^(m−1)(x)` is queried too (a *ζ-check*, not an
+iteration) and if `y − y' > 0.9 (ζ^(m−1) − ζ^(m))` that increment becomes `2 (y − y')`, every increment is
+raised to at least it, and `ζ` is their cumulative sum.
 
 Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
 
-1. ``β_t``: paper ``0.2 d log(2t)`` (default) vs code ``0.2 d log(2dt)`` (``beta="code"``). ``d`` is the
-   encoded dimension ``D`` of the search space (one-hot categoricals count one per choice).
-2. Initial ζ: paper "1% of the range", code 0 → ``ζ^(m) = 0.01 r (M − m)`` (strictly decreasing, as the
-   code's structure). ``zeta="ladder"`` uses the ladder's ζ instead, fixed (Algorithm 1's known ζ).
-3. γ increase: the code's ×5 with one counter of consecutive sub-``M`` iterations (``gamma_factor``);
+1. `β_t`: paper `0.2 d log(2t)` (default) vs code `0.2 d log(2dt)` (`beta="code"`). `d` is the
+   encoded dimension `D` of the search space (one-hot categoricals count one per choice).
+2. Initial ζ: paper "1% of the range", code 0 → `ζ^(m) = 0.01 r (M − m)` (strictly decreasing, as the
+   code's structure). `zeta="ladder"` uses the ladder's ζ instead, fixed (Algorithm 1's known ζ).
+3. γ increase: the code's ×5 with one counter of consecutive sub-`M` iterations (`gamma_factor`);
    the main text's factor is not available.
-4. ζ increase: the code's signed gap, slack 0.9 and doubling (``zeta_factor``); its rounding of ζ and γ
+4. ζ increase: the code's signed gap, slack 0.9 and doubling (`zeta_factor`); its rounding of ζ and γ
    up to 10⁻⁴ is dropped (scale dependent).
 5. Initialisation: the code's counts (the text's "Λ_0/2 at fidelity 1 and Λ_0/2 at fidelity 2" would
-   give 5,000 fidelity-1 points on Hartmann-6); design ``"random"`` (the text's "uniform random",
-   default), ``"kmeans"`` (the code: k-means++ centroids of ``max(200, 10n)`` uniform candidates) or
-   ``"lhs"``.
-6. Kernel hyper-parameter box (code): bandwidth ``h ∈ √d·[10⁻³, 10]`` in the unit cube; the code bounds
-   the signal variance by ``[1, 10]·r`` — a variance in units of ``y`` — which is not scale-invariant; we
-   work in ``y' = (y − prior mean)/r`` and bound it by ``[1, 10]`` there (identical when ``r = 1``).
+   give 5,000 fidelity-1 points on Hartmann-6); design `"random"` (the text's "uniform random",
+   default), `"kmeans"` (the code: k-means++ centroids of `max(200, 10n)` uniform candidates) or
+   `"lhs"`.
+6. Kernel hyper-parameter box (code): bandwidth `h ∈ √d·[10⁻³, 10]` in the unit cube; the code bounds
+   the signal variance by `[1, 10]·r` — a variance in units of `y` — which is not scale-invariant; we
+   work in `y' = (y − prior mean)/r` and bound it by `[1, 10]` there (identical when `r = 1`).
    Hyper-parameter search: DIRECT with 200 evaluations on the log-box (code) + an L-BFGS-B polish.
-7. The code's "perturb ``x_t`` if it is within 10⁻⁴h of a data point" step is a no-op there and is
+7. The code's "perturb `x_t` if it is within 10⁻⁴h of a data point" step is a no-op there and is
    omitted; a proposal that coincides exactly with an evaluated point re-uses its arm.
-8. Costs and the budget: the capital ``Λ`` is ``budget``; the initialisation counts toward it (code).
-   Unlike the code's loop, which may overshoot ``Λ`` by one query, no pull is issued that would exceed it.
-9. The acquisition budget is the code's ``⌈7·min(5, d)²·√min(t, 1000)⌉`` DIRECT evaluations
-   (``locally_biased=False``, ``eps = 10⁻⁴``), then the polish (``polish=False`` turns it off).
+8. Costs and the budget: the capital `Λ` is `budget`; the initialisation counts toward it (code).
+   Unlike the code's loop, which may overshoot `Λ` by one query, no pull is issued that would exceed it.
+9. The acquisition budget is the code's `⌈7·min(5, d)²·√min(t, 1000)⌉` DIRECT evaluations
+   (`locally_biased=False`, `eps = 10⁻⁴`), then the polish (`polish=False` turns it off).
 
 **The rules as functions.** The decision rules are pure functions the policy calls, for use and checks on
-their own: :func:`fidelity_rule` (``m_t`` from the widths ``β_t^{1/2}σ^(m)(x_t)`` and ``γ``),
+their own: :func:`fidelity_rule` (`m_t` from the widths `β_t^{1/2}σ^(m)(x_t)` and `γ`),
 :func:`gamma_update` and :func:`zeta_update` (the adaptations of items 3 and 4). The policy's current values
 are :attr:`MFGPUCB.gamma_current` and :attr:`MFGPUCB.zeta_current`; its output normalisation
 :attr:`MFGPUCB.prior_mean` and :attr:`MFGPUCB.y_scale`.
 
-**Search space and arms.** The policy owns a table of points (encoded in ``[0, 1]^D``, see
-:mod:`mf_sched.continuous.space`); ``Pull.arm`` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
-categoricals). ``n_arms`` caps the number of distinct points (default: what the budget can pay for at
-the cheapest fidelity used, at most 2,000); when the table is full the policy is done (``"exhausted"``).
+**Search space and arms.** The policy owns a table of points (encoded in `[0, 1]^D`, see
+:mod:`mf_sched.continuous.space`); `Pull.arm` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
+categoricals). `n_arms` caps the number of distinct points (default: what the budget can pay for at
+the cheapest fidelity used, at most 2,000); when the table is full the policy is done (`"exhausted"`).
 Integer and categorical coordinates are handled by snapping (:meth:`SearchSpace.snap`) inside the
 acquisition function; only float coordinates are polished.
 
 **Parallel workers** (not in the paper). With pulls outstanding, the next proposal conditions every
 fidelity's GP on its pending points with their posterior mean as the observation (GP-BUCB,
 Desautels, Krause and Burdick 2014): means are unchanged, the posterior standard deviation at and
-around pending points shrinks, so ``W`` workers spread out instead of repeating ``x_t``; ``t`` counts
+around pending points shrinks, so `W` workers spread out instead of repeating `x_t`; `t` counts
 issued iterations. The initialisation is handed out at once (every design pull may run in parallel)
 and the first iteration waits for all of it. γ/ζ adaptation and refits happen in the order results
 are told; a ζ-check compares with the lower fidelity's posterior mean at the time of the tell. With
 one worker this is exactly the sequential algorithm.
 
 **Other protocol details.** Every observation (extras from :meth:`adopt` / :meth:`adopt_point`
-included) enters its fidelity's GP (``sample_agnostic``). An adopted pull fills a slot only when it
+included) enters its fidelity's GP (`sample_agnostic`). An adopted pull fills a slot only when it
 matches a queued initial or ζ-check pull. A given-back iteration is proposed afresh (an exactly
 equal point re-uses its arm); given-back initial or ζ-check pulls are queued again. The
 recommendation is the point with the best mean observed value **at fidelity M** (the paper's simple
-regret ``S(Λ)``); lower-fidelity values are never recommended. Hyper-parameter fits are deterministic
+regret `S(Λ)`); lower-fidelity values are never recommended. Hyper-parameter fits are deterministic
 (no random restarts), and the policy's random generator only draws the initial design, so state
 round-trips are exact and decisions are deterministic given the seed and the call sequence.
 
-Needs scikit-learn (``pip install 'mf-sched[gp]'``), imported when the first GP is fitted.
+Needs scikit-learn (`pip install 'mf-sched[gp]'`), imported when the first GP is fitted.
 
 Example:
     >>> from mf_sched.continuous.functions import get_function
@@ -143,17 +145,17 @@ def _positive(name: str, v: Any, low: float = 0.0, strict: bool = True) -> float
 
 
 def fidelity_rule(widths: Sequence[float] | np.ndarray, gamma: Sequence[float] | np.ndarray) -> int:
-    """The fidelity ``m_t`` to query at ``x_t`` (Kandasamy et al. 2016, Algorithm 1 step 2; Fig. 6 caption):
-    the first ``m < M`` whose confidence width ``β_t^{1/2} σ_{t−1}^(m)(x_t)`` is still ``≥ γ^(m)``, else the
-    highest fidelity ``M`` (0-based here: ``0 … M−1``; a width equal to ``γ`` stays at the cheap fidelity).
+    """The fidelity `m_t` to query at `x_t` (Kandasamy et al. 2016, Algorithm 1 step 2; Fig. 6 caption):
+    the first `m < M` whose confidence width `β_t^{1/2} σ_{t−1}^(m)(x_t)` is still `≥ γ^(m)`, else the
+    highest fidelity `M` (0-based here: `0 … M−1`; a width equal to `γ` stays at the cheap fidelity).
 
     Args:
-        widths: ``β_t^{1/2} σ_{t−1}^(m)(x_t)`` for ``m = 0 … M−2`` (a value for the top fidelity may follow
-            and is ignored); at least ``len(gamma)`` values.
-        gamma: the thresholds ``γ^(0 … M−2)``, in the units of ``widths``.
+        widths: `β_t^{1/2} σ_{t−1}^(m)(x_t)` for `m = 0 … M−2` (a value for the top fidelity may follow
+            and is ignored); at least `len(gamma)` values.
+        gamma: the thresholds `γ^(0 … M−2)`, in the units of `widths`.
 
     Returns:
-        The 0-based fidelity, in ``0 … len(gamma)``.
+        The 0-based fidelity, in `0 … len(gamma)`.
 
     Example:
         >>> fidelity_rule([0.2, 9.0], gamma=[0.2, 0.1])  # 0.2 ≥ 0.2: fidelity 0 is still uncertain here
@@ -175,20 +177,20 @@ def fidelity_rule(widths: Sequence[float] | np.ndarray, gamma: Sequence[float] |
 def gamma_update(
     gamma: Sequence[float] | np.ndarray, counter: int, m: int, costs: Sequence[float] | np.ndarray, factor: float = 5.0
 ) -> tuple[np.ndarray, int]:
-    """One step of the γ adaptation after an iteration at fidelity ``m`` (Kandasamy et al. 2016, App. B,
+    """One step of the γ adaptation after an iteration at fidelity `m` (Kandasamy et al. 2016, App. B,
     with the authors' released code's constants; module docstring, item 3).
 
-    ``counter`` counts consecutive iterations below the highest fidelity. An iteration at the highest
-    fidelity resets it; after ``λ^(m+1)/λ^(m)`` of them ending at ``m``, ``γ^(m) ← factor·γ^(m)``, every
-    ``γ`` is raised to at least the new ``γ^(m)`` and the counter restarts. ``factor = 1`` turns the
+    `counter` counts consecutive iterations below the highest fidelity. An iteration at the highest
+    fidelity resets it; after `λ^(m+1)/λ^(m)` of them ending at `m`, `γ^(m) ← factor·γ^(m)`, every
+    `γ` is raised to at least the new `γ^(m)` and the counter restarts. `factor = 1` turns the
     adaptation off (nothing changes, the counter included).
 
     Args:
-        gamma: the thresholds ``γ^(0 … M−2)`` (not modified).
-        counter: consecutive sub-``M`` iterations before this one.
-        m: the fidelity of this iteration (``0 … M−1``, 0-based).
-        costs: the costs ``λ^(0 … M−1)``.
-        factor: the multiplier (code: 5; ``≥ 1``).
+        gamma: the thresholds `γ^(0 … M−2)` (not modified).
+        counter: consecutive sub-`M` iterations before this one.
+        m: the fidelity of this iteration (`0 … M−1`, 0-based).
+        costs: the costs `λ^(0 … M−1)`.
+        factor: the multiplier (code: 5; `≥ 1`).
 
     Returns:
         The new thresholds (a new array) and the new counter.
@@ -229,16 +231,16 @@ def zeta_update(
     """The ζ adaptation after a ζ-check (Kandasamy et al. 2016, App. B, with the authors' released code's
     rule; module docstring, item 4).
 
-    A value ``y_high`` at fidelity ``m+1`` and ``y_low = f^(m)(x)`` at the same point: if the signed gap
-    ``y_high − y_low`` exceeds ``slack·(ζ^(m) − ζ^(m+1))``, that increment becomes ``factor·gap``, every
-    increment is raised to at least it, and ζ is their cumulative sum from the top (``ζ^(M) = 0``), so it
+    A value `y_high` at fidelity `m+1` and `y_low = f^(m)(x)` at the same point: if the signed gap
+    `y_high − y_low` exceeds `slack·(ζ^(m) − ζ^(m+1))`, that increment becomes `factor·gap`, every
+    increment is raised to at least it, and ζ is their cumulative sum from the top (`ζ^(M) = 0`), so it
     stays decreasing. A smaller (or negative) gap changes nothing.
 
     Args:
-        zeta: ``ζ^(0 … M−1)`` (not modified).
-        m: the lower fidelity of the check (``0 … M−2``).
-        y_high: the value at fidelity ``m+1``.
-        y_low: the value at fidelity ``m``.
+        zeta: `ζ^(0 … M−1)` (not modified).
+        m: the lower fidelity of the check (`0 … M−2`).
+        y_high: the value at fidelity `m+1`.
+        y_low: the value at fidelity `m`.
         factor: the increment multiplier (code: 2).
         slack: the fraction of the current increment a gap may reach unnoticed (code: 0.9).
 
@@ -268,27 +270,27 @@ class MFGPUCB(Policy):
     docstring for the algorithm and every choice made.
 
     Args:
-        space: the search space (or its ``to_dict()``).
-        ladder: fidelity costs ``λ(m)`` (and ``ζ(m)``, used only with ``zeta="ladder"``).
-        n_arms: cap on the number of distinct points (default: ``budget / λ`` of the cheapest fidelity
+        space: the search space (or its `to_dict()`).
+        ladder: fidelity costs `λ(m)` (and `ζ(m)`, used only with `zeta="ladder"`).
+        n_arms: cap on the number of distinct points (default: `budget / λ` of the cheapest fidelity
             used, at most 2,000; 2,000 without a budget).
-        budget: the capital ``Λ`` (initialisation included). Without it the policy runs until the point
+        budget: the capital `Λ` (initialisation included). Without it the policy runs until the point
             table is full.
         seed: seed of the initial design.
-        noise: only validates observations (default: any finite value; ``Bounded(a, b)`` rejects values
-            outside ``[a, b]``). The GP's noise is ``noise_var``.
-        init_capital: ``Λ_0`` (default ``10·λ(M)``).
-        init_design: ``"random"`` (paper), ``"kmeans"`` (code) or ``"lhs"``.
-        kernel: ``"se"`` (code: one bandwidth), ``"se-ard"``, ``"matern52"``, ``"matern52-ard"``.
-        beta: ``"paper"`` (``0.2 d log 2t``), ``"code"`` (``0.2 d log 2dt``) or a constant ``β > 0``.
+        noise: only validates observations (default: any finite value; `Bounded(a, b)` rejects values
+            outside `[a, b]`). The GP's noise is `noise_var`.
+        init_capital: `Λ_0` (default `10·λ(M)`).
+        init_design: `"random"` (paper), `"kmeans"` (code) or `"lhs"`.
+        kernel: `"se"` (code: one bandwidth), `"se-ard"`, `"matern52"`, `"matern52-ard"`.
+        beta: `"paper"` (`0.2 d log 2t`), `"code"` (`0.2 d log 2dt`) or a constant `β > 0`.
         refit_every: refit the hyper-parameters every this many iterations (paper: 25).
-        noise_var: GP noise variance in units of ``y²``: None (code: ``10⁻⁴·var Y_0``), a number, or
-            ``"fit"`` (a fitted white-noise term, for noisy objectives).
-        zeta: ``"adaptive"`` (paper practice) or ``"ladder"`` (the ladder's ζ, fixed; no ζ-checks).
-        gamma: initial thresholds ``γ^(1..M−1)`` in units of ``y`` (default ``0.01·range Y_0``).
+        noise_var: GP noise variance in units of `y²`: None (code: `10⁻⁴·var Y_0`), a number, or
+            `"fit"` (a fitted white-noise term, for noisy objectives).
+        zeta: `"adaptive"` (paper practice) or `"ladder"` (the ladder's ζ, fixed; no ζ-checks).
+        gamma: initial thresholds `γ^(1..M−1)` in units of `y` (default `0.01·range Y_0`).
         gamma_factor: γ multiplier of the adaptation (code: 5; 1 disables it).
         zeta_factor: ζ-increment multiplier of the adaptation (code: 2).
-        acq_maxfun: DIRECT evaluations per decision (default: the code's ``⌈7 min(5,d)² √min(t,1000)⌉``).
+        acq_maxfun: DIRECT evaluations per decision (default: the code's `⌈7 min(5,d)² √min(t,1000)⌉`).
         polish: polish DIRECT's optimum of the float coordinates with L-BFGS-B.
     """
 
@@ -540,23 +542,23 @@ class MFGPUCB(Policy):
         return check_int("arm", a, 0, self._n_points - 1)
 
     def point(self, arm: Pull | int) -> dict[str, Any]:
-        """The parameter setting of ``arm`` (or of a :class:`~mf_sched.policy.Pull`), decoded (name → value)."""
+        """The parameter setting of `arm` (or of a :class:`~mf_sched.policy.Pull`), decoded (name → value)."""
         return self.space.decode(self._X[self._check_arm(arm)])
 
     def params(self, pull: Pull | int) -> dict[str, Any]:
-        """Alias of :meth:`point`: the parameters to evaluate for ``pull``."""
+        """Alias of :meth:`point`: the parameters to evaluate for `pull`."""
         return self.point(pull)
 
     def x(self, arm: Pull | int) -> np.ndarray:
-        """The point of ``arm`` as a float vector in dimension order (numeric spaces only)."""
+        """The point of `arm` as a float vector in dimension order (numeric spaces only)."""
         return self.space.to_array(self.point(arm))
 
     def unit_point(self, arm: Pull | int) -> np.ndarray:
-        """The encoded point of ``arm`` in ``[0, 1]^D`` (a copy)."""
+        """The encoded point of `arm` in `[0, 1]^D` (a copy)."""
         return self._X[self._check_arm(arm)].copy()
 
     def adopt_point(self, params: Mapping[str, Any], fidelity: int) -> Pull:
-        """Register an evaluation of ``params`` at ``fidelity`` that the policy did not choose (a user-enqueued
+        """Register an evaluation of `params` at `fidelity` that the policy did not choose (a user-enqueued
         trial); returns the outstanding :class:`~mf_sched.policy.Pull` to tell. The point joins the table
         (or re-uses an equal one); its value feeds the fidelity's GP."""
         fidelity = check_int("fidelity", fidelity, 0, self.M - 1)
@@ -568,8 +570,8 @@ class MFGPUCB(Policy):
         return self.adopt(arm, fidelity)
 
     def replay(self, events: Iterable[Sequence[Any]]) -> None:
-        """:meth:`Policy.replay` plus the ``("point", z)`` events that :meth:`adopt_point` records (an
-        outside point joining the table, before its ``adopt`` event)."""
+        """:meth:`Policy.replay` plus the `("point", z)` events that :meth:`adopt_point` records (an
+        outside point joining the table, before its `adopt` event)."""
         for i, ev in enumerate(events):
             if ev[0] == "point":
                 self._proposal = None
@@ -583,14 +585,14 @@ class MFGPUCB(Policy):
                 raise (type(e) if isinstance(e, PolicyError) else PolicyError)(msg) from None
 
     def adopt(self, arm: int, fidelity: int) -> Pull:
-        """:meth:`Policy.adopt` for a point already in the table (``0 ≤ arm < n_points``); for a new point
+        """:meth:`Policy.adopt` for a point already in the table (`0 ≤ arm < n_points`); for a new point
         use :meth:`adopt_point`."""
         check_int("arm", arm, 0, self._n_points - 1)
         return super().adopt(arm, fidelity)
 
     def observations(self) -> dict[str, np.ndarray]:
-        """Every told observation in order: ``arm``, ``fidelity``, ``value``, ``role`` (index into
-        :data:`ROLE_NAMES`) and the cumulative ``cost`` after it."""
+        """Every told observation in order: `arm`, `fidelity`, `value`, `role` (index into
+        :data:`ROLE_NAMES`) and the cumulative `cost` after it."""
         return {
             "arm": self._obs_arm.copy(),
             "fidelity": self._obs_fid.copy(),
@@ -605,8 +607,8 @@ class MFGPUCB(Policy):
         return tuple(self._fids)
 
     def gp_inputs(self, m: int) -> dict[str, Any]:
-        """What fidelity ``m``'s GP is fitted on, as copies: ``X`` (points in ``[0, 1]^D``), ``y`` (values,
-        centred and scaled as the GP sees them), ``theta`` (its log hyper-parameters) and ``noise_var`` (the
+        """What fidelity `m`'s GP is fitted on, as copies: `X` (points in `[0, 1]^D`), `y` (values,
+        centred and scaled as the GP sees them), `theta` (its log hyper-parameters) and `noise_var` (the
         noise variance in those units); for checks and timings against a reference GP."""
         m = self.ladder.check_index(m)
         X, y = self._data(m)
@@ -614,7 +616,7 @@ class MFGPUCB(Policy):
 
     def refit(self) -> None:
         """Refit every used fidelity's hyper-parameters now (the policy does so itself every
-        ``refit_every`` decisions); raises :class:`~mf_sched.policy.PolicyError` before the initial design
+        `refit_every` decisions); raises :class:`~mf_sched.policy.PolicyError` before the initial design
         is told."""
         if not self._initialised:
             raise PolicyError("refit needs the initial design told first")
@@ -622,19 +624,19 @@ class MFGPUCB(Policy):
 
     @property
     def zeta_current(self) -> np.ndarray:
-        """The current ζ per fidelity (units of ``y``; zeros before the initialisation is told)."""
+        """The current ζ per fidelity (units of `y`; zeros before the initialisation is told)."""
         return self._zeta_cur.copy()
 
     @property
     def gamma_current(self) -> np.ndarray:
-        """The current switching thresholds ``γ^(1..M−1)`` (units of ``y``)."""
+        """The current switching thresholds `γ^(1..M−1)` (units of `y`)."""
         return self._gamma_cur.copy()
 
     @property
     def prior_mean(self) -> float:
-        """The constant prior mean of every GP, in units of ``y``: ``max Y_0 + 2r`` from the initial values
-        ``Y_0`` with range ``r`` (App. B; 0 before the initial design is told). The GPs see
-        ``(y − prior_mean) / y_scale``.
+        """The constant prior mean of every GP, in units of `y`: `max Y_0 + 2r` from the initial values
+        `Y_0` with range `r` (App. B; 0 before the initial design is told). The GPs see
+        `(y − prior_mean) / y_scale`.
 
         Example:
             >>> from mf_sched.continuous.functions import get_function
@@ -649,14 +651,14 @@ class MFGPUCB(Policy):
 
     @property
     def y_scale(self) -> float:
-        """The unit of ``y`` the GPs work in: the range ``r`` of the initial values (``max(|max Y_0|, 1)`` when
+        """The unit of `y` the GPs work in: the range `r` of the initial values (`max(|max Y_0|, 1)` when
         they are all equal; 1 before the initial design is told)."""
         return float(self._y_scale)
 
     @property
     def n_refits(self) -> int:
         """How many times the hyper-parameters have been fitted (once when the initial design is in, then
-        every ``refit_every`` iterations and at each :meth:`refit`)."""
+        every `refit_every` iterations and at each :meth:`refit`)."""
         return int(self._n_refits)
 
     # ------------------------------------------------------------------ caches
@@ -680,7 +682,7 @@ class MFGPUCB(Policy):
         return None if self.noise_var == "fit" else self._noise_scaled
 
     def beta_t(self, t: int) -> float:
-        """``β_t`` (item 1 of the module docstring)."""
+        """`β_t` (item 1 of the module docstring)."""
         if not isinstance(self.beta, str):
             return float(self.beta)
         D = self.space.dim
@@ -762,7 +764,7 @@ class MFGPUCB(Policy):
         return out
 
     def acquisition(self, Z: np.ndarray) -> np.ndarray:
-        """``φ_t`` (units of ``y``) at the rows of ``Z`` (encoded points), for the next iteration ``t``,
+        """`φ_t` (units of `y`) at the rows of `Z` (encoded points), for the next iteration `t`,
         including the effect of pending pulls (for plots and diagnostics)."""
         if not self._initialised:
             raise PolicyError("the acquisition is defined once the initial design has been told")
@@ -819,7 +821,7 @@ class MFGPUCB(Policy):
         return z, self._fidelity_rule(z, posts, rb)
 
     def _fidelity_rule(self, z: np.ndarray, posts: list[_gp.Posterior], rb: float) -> int:
-        """``m_t`` at ``z`` by :func:`fidelity_rule` (Algorithm 1, step 2), the widths and ``γ`` both in the
+        """`m_t` at `z` by :func:`fidelity_rule` (Algorithm 1, step 2), the widths and `γ` both in the
         GPs' units; a single-fidelity run always answers its one fidelity."""
         if len(self._fids) == 1:
             return self._fids[0]
@@ -916,7 +918,7 @@ class MFGPUCB(Policy):
         )
 
     def _zeta_check(self, arm: int, m: int, y: float) -> None:
-        """Queue ``f^(m−1)(x)`` when ``y`` disagrees with fidelity ``m−1``'s posterior mean (item 4)."""
+        """Queue `f^(m−1)(x)` when `y` disagrees with fidelity `m−1`'s posterior mean (item 4)."""
         if len(self._fids) == 1 or self.zeta_mode != "adaptive" or m == 0:
             return
         inc = self._zeta_cur[m - 1] - self._zeta_cur[m]

@@ -2,102 +2,102 @@
 
 Paper: R. Poiani, R. Degenne, E. Kaufmann, A. M. Metelli, M. Restelli, *Optimal Multi-Fidelity Best-Arm
 Identification*, NeurIPS 2024 (arXiv 2406.03033), algorithm MF-GRAD; constants and step order from the
-authors' released code (``riccardopoiani/adv-mf-bai``, ``algorithms/gradient.py``, ``utils/lb_tool_fast_stopping.py``).
+authors' released code (`riccardopoiani/adv-mf-bai`, `algorithms/gradient.py`, `utils/lb_tool_fast_stopping.py`).
 The paper's body could not be read when this was written: where this docstring says "the code", the paper's
 text is unverified.
 
-**Model.** K arms, M fidelities with costs ``λ_1 < … < λ_M`` and bias bounds ``ζ`` (``ζ_M = 0``);
+**Model.** K arms, M fidelities with costs `λ_1 < … < λ_M` and bias bounds `ζ` (`ζ_M = 0`);
 Gaussian observations with known σ (the noise model's σ; for bounded rewards the Hoeffding σ); the
-true means satisfy ``|µ_{i,m} − µ_{i,M}| ≤ ζ_m`` (the set ``M_MF``); the best arm is ``argmax_i µ_{i,M}``.
+true means satisfy `|µ_{i,m} − µ_{i,M}| ≤ ζ_m` (the set `M_MF`); the best arm is `argmax_i µ_{i,M}`.
 Objective: stop with the best arm with probability ≥ 1 − δ at the smallest expected cost.
 
-**Algorithm** (one gradient step per pull; ``t`` = pulls so far including the current one):
+**Algorithm** (one gradient step per pull; `t` = pulls so far including the current one):
 
-1. *Initialisation*: pull every (arm, fidelity) once, arm-major order (cost ``K Σ_m λ_m``).
-2. *Gradient* (as in the code): at the previous iterate ``ω̃`` (cost proportions, initially uniform) and
-   the current empirical means ``µ̂``, solve the closest alternative with weights ``ω̃/λ`` over all
-   answers (:func:`mf_sched.sim.alternative.best_response`: answer ``i``, challenger ``b``, alternative
-   ``θ*``); the supergradient is ``g_{j,m} = d(µ̂_{j,m}, θ*_{j,m})/λ_m`` for ``j ∈ {i, b}``, 0 elsewhere.
-3. *Cost-of-round factor*: ``g ← g · c(π̃)`` with ``c(π̃) = 1/Σ ω̃/λ`` (the code's step order: the online
-   learner is fed gains ``c_t F(·, µ̂_t)``, which also makes the step invariant to the unit of cost).
-4. *Exponential weights* on the simplex of the K·M pairs: ``G ← G + g``, ``ω̃ ∝ exp(η_n G)`` with
-   ``η_n = 0.25`` (default, the code's MF-GRAD-CONST) or ``1/√(n + 1)`` (``learning_rate="theory"``),
-   ``n`` = gradient steps so far.
-5. *Pull proportions and forced exploration* (in pull space, as in the code): ``π̃ ∝ ω̃/λ``,
-   ``π′ = (1 − γ_t) π̃ + γ_t/(KM)``, ``γ_t = 1/(4√t)``.
-6. *C-tracking*: ``Cum ← Cum + π′``; pull ``argmax (Cum − N)``; ties go to the lowest fidelity, then
+1. *Initialisation*: pull every (arm, fidelity) once, arm-major order (cost `K Σ_m λ_m`).
+2. *Gradient* (as in the code): at the previous iterate `ω̃` (cost proportions, initially uniform) and
+   the current empirical means `µ̂`, solve the closest alternative with weights `ω̃/λ` over all
+   answers (:func:`mf_sched.sim.alternative.best_response`: answer `i`, challenger `b`, alternative
+   `θ*`); the supergradient is `g_{j,m} = d(µ̂_{j,m}, θ*_{j,m})/λ_m` for `j ∈ {i, b}`, 0 elsewhere.
+3. *Cost-of-round factor*: `g ← g · c(π̃)` with `c(π̃) = 1/Σ ω̃/λ` (the code's step order: the online
+   learner is fed gains `c_t F(·, µ̂_t)`, which also makes the step invariant to the unit of cost).
+4. *Exponential weights* on the simplex of the K·M pairs: `G ← G + g`, `ω̃ ∝ exp(η_n G)` with
+   `η_n = 0.25` (default, the code's MF-GRAD-CONST) or `1/√(n + 1)` (`learning_rate="theory"`),
+   `n` = gradient steps so far.
+5. *Pull proportions and forced exploration* (in pull space, as in the code): `π̃ ∝ ω̃/λ`,
+   `π′ = (1 − γ_t) π̃ + γ_t/(KM)`, `γ_t = 1/(4√t)`.
+6. *C-tracking*: `Cum ← Cum + π′`; pull `argmax (Cum − N)`; ties go to the lowest fidelity, then
    the lowest arm (the code's M×K layout).
 7. *Stopping* (after every observation, once every pair has a sample): the GLR statistic
-   ``Z = max_i min_{b≠i} f(i, b; N, µ̂)`` (pull counts as weights, maximum over every
-   answer as in the code) against ``β(t, δ) = log(K/δ) + M log(1 + log t)`` (``threshold=
-   "practical"``, every experiment of the paper; not covered by the theory) or the code's theoretical
-   form (``threshold="theory"``, :func:`mf_sched.confidence.glr_threshold`); stop when ``Z ≥ β`` and
+   `Z = max_i min_{b≠i} f(i, b; N, µ̂)` (pull counts as weights, maximum over every
+   answer as in the code) against `β(t, δ) = log(K/δ) + M log(1 + log t)` (`threshold=
+   "practical"`, every experiment of the paper; not covered by the theory) or the code's theoretical
+   form (`threshold="theory"`, :func:`mf_sched.confidence.glr_threshold`); stop when `Z ≥ β` and
    recommend the maximising answer.
 
 **Paper/code ambiguities and how they are resolved here**:
 
-* Threshold: default practical (as in the paper's experiments); ``"theory"`` follows the code's
+* Threshold: default practical (as in the paper's experiments); `"theory"` follows the code's
   commented-out form, which we could not check against the paper.
 * Learning rate: default 0.25 (MF-GRAD-CONST, empirically better in the paper's appendix and in our
-  runs); ``"theory"`` gives ``1/√(n + 1)``.
-* The GLR is not reduced by the projection cost of ``µ̂`` onto ``M_MF`` (as in the code). It stays
-  δ-correct: a wrong answer ``î`` can only stop when the true ``µ`` restricted to arms ``î`` and ``i*``
+  runs); `"theory"` gives `1/√(n + 1)`.
+* The GLR is not reduced by the projection cost of `µ̂` onto `M_MF` (as in the code). It stays
+  δ-correct: a wrong answer `î` can only stop when the true `µ` restricted to arms `î` and `i*`
   is an admissible alternative, whose cost is a 2M-coordinate deviation; the same union bound as the
   theoretical threshold covers it.
 * **The authors' single-fidelity bug is not reproduced**: their pair solver returns "no value" when
-  the ordering constraint is slack, which with ``M = 1`` makes the statistic pick a wrong answer
+  the ordering constraint is slack, which with `M = 1` makes the statistic pick a wrong answer
   (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 gave arm 2 with 2.025). Here a slack pair is
-  worth ``v_i + v_b`` exactly (:mod:`mf_sched.sim.alternative`); that case gives the first arm with 0.025
+  worth `v_i + v_b` exactly (:mod:`mf_sched.sim.alternative`); that case gives the first arm with 0.025
   (tested).
-* Gradient components: ``gradient="useful"`` (default, the code) zeroes, for ``m < M``, the
-  components along which the constraint pushes the wrong way (``θ*_{b,M} ≤ µ̂_{b,m} + ζ_m`` for the
-  challenger, ``θ*_{i,M} ≥ µ̂_{i,m} − ζ_m`` for the answer); they are 0 anyway once ``µ̂ ∈ M_MF``.
-  ``gradient="danskin"`` keeps the exact supergradient.
+* Gradient components: `gradient="useful"` (default, the code) zeroes, for `m < M`, the
+  components along which the constraint pushes the wrong way (`θ*_{b,M} ≤ µ̂_{b,m} + ζ_m` for the
+  challenger, `θ*_{i,M} ≥ µ̂_{i,m} − ζ_m` for the answer); they are 0 anyway once `µ̂ ∈ M_MF`.
+  `gradient="danskin"` keeps the exact supergradient.
 * The code's extreme-interval candidates are replaced by the exact derivative root; exponential
-  weights in float64 with the maximum subtracted (the code uses ``float128`` and the minimum, which
+  weights in float64 with the maximum subtracted (the code uses `float128` and the minimum, which
   overflows in float64 and is missing on some platforms); exact zeros after underflow are handled
-  exactly by the solver. No clipping of ``µ̂``. Stop on "≥", the statistic is evaluated only
+  exactly by the solver. No clipping of `µ̂`. Stop on "≥", the statistic is evaluated only
   once every pair has a sample.
-* The threshold's ``t`` is the number of samples in the statistic (told pulls); ``γ_t``'s ``t`` counts
-  pulls handed out including the current one (the code's ``t`` when there is one worker).
+* The threshold's `t` is the number of samples in the statistic (told pulls); `γ_t`'s `t` counts
+  pulls handed out including the current one (the code's `t` when there is one worker).
 
 **Cost per step**: the closest alternative with the K-reduction of :mod:`mf_sched.sim.alternative`, kept
 between steps (:class:`mf_sched.sim.alternative.IncrementalResponse`): a step with a constant learning rate
-only increases the two rows of ``ω̃`` it touches (up to a common factor, which changes neither the
-answer, the challenger nor the alternative), so every kept pair value ``f(i, b)`` stays a lower bound and
+only increases the two rows of `ω̃` it touches (up to a common factor, which changes neither the
+answer, the challenger nor the alternative), so every kept pair value `f(i, b)` stays a lower bound and
 only the pairs whose bound falls below the best exact value are re-solved (typically a few, instead of
-the ``K − 1`` challengers of every evaluated answer); a new sample invalidates its arm's pairs only. The
+the `K − 1` challengers of every evaluated answer); a new sample invalidates its arm's pairs only. The
 result is a function of the current weights and means alone (kept values only save work), so a restored
-policy decides exactly as the original (tested). The exponential weights are kept as ``E = exp(η G +
-prior − C)`` with an offset ``C`` that depends only on ``max(η G + prior)``, updated in the two touched
+policy decides exactly as the original (tested). The exponential weights are kept as `E = exp(η G +
+prior − C)` with an offset `C` that depends only on `max(η G + prior)`, updated in the two touched
 rows; C-tracking is a few vectorised passes over the K×M table. After each observation the exact GLR
 statistic is computed only when an upper bound built from the last exact solution and updated row by row
-(:class:`mf_sched.sim.alternative.ResponseUpperBound`, ``O(K)`` per sample) reaches the threshold, so the
+(:class:`mf_sched.sim.alternative.ResponseUpperBound`, `O(K)` per sample) reaches the threshold, so the
 stopping time and answer are exactly those of evaluating it every time (tested) at a fraction of the cost.
-With ``learning_rate="theory"`` every weight moves at every step: the closest alternative is then solved
-afresh (``O(K M log M)`` while ``µ̂`` satisfies the constraints; the paper's ``O(K² M²)`` is the worst
+With `learning_rate="theory"` every weight moves at every step: the closest alternative is then solved
+afresh (`O(K M log M)` while `µ̂` satisfies the constraints; the paper's `O(K² M²)` is the worst
 case, approached only while many arms are inconsistent).
 
-**Parallel workers** (``W`` outstanding pulls; our design, the paper is sequential): every ``ask`` takes one gradient
-step and tracks ``Cum − (N + pending)``, where *pending* counts the pulls handed out and not yet told, so ``W``
-workers receive ``W`` different pulls that follow the target proportions instead of ``W`` copies of the
+**Parallel workers** (`W` outstanding pulls; our design, the paper is sequential): every `ask` takes one gradient
+step and tracks `Cum − (N + pending)`, where *pending* counts the pulls handed out and not yet told, so `W`
+workers receive `W` different pulls that follow the target proportions instead of `W` copies of the
 same deficit. Estimates, gradients and the GLR use told observations only. The initial sweep is handed
-out at once; until its last result is back ``ask`` returns None (the gradient needs every mean). The
-stopping rule is checked after each ``tell`` (once per ``tell_batch``); pulls still outstanding when it
+out at once; until its last result is back `ask` returns None (the gradient needs every mean). The
+stopping rule is checked after each `tell` (once per `tell_batch`); pulls still outstanding when it
 fires are paid for and recorded, but the answer does not change. Given-back pulls leave the tracking
 deficit open, so the work is handed out again.
 
-**Options that are not the paper's** (``benchmarks/mf_grad_improvements.py`` measures them; both off by
-default, see that script's verdict): ``forced_exploration="cost"`` spends the forced exploration
+**Options that are not the paper's** (`benchmarks/mf_grad_improvements.py` measures them; both off by
+default, see that script's verdict): `forced_exploration="cost"` spends the forced exploration
 uniformly in cost rather than in pulls (same √t growth of every count, so the asymptotic argument is
-unchanged; cheaper when the top fidelity is expensive); ``warm_start=True`` starts the exponential
-weights, after the sweep, from the prior ``½ ω*(µ̃) + ½ uniform`` where ``ω*`` are the optimal cost
-proportions of the lower bound for the plug-in model ``µ̃`` (the sweep's means projected on the model);
+unchanged; cheaper when the top fidelity is expensive); `warm_start=True` starts the exponential
+weights, after the sweep, from the prior `½ ω*(µ̃) + ½ uniform` where `ω*` are the optimal cost
+proportions of the lower bound for the plug-in model `µ̃` (the sweep's means projected on the model);
 an exponential-weights prior with full support keeps the regret bound up to an additive
-``log(2KM)``.
+`log(2KM)`.
 
-**Semantics**: *independent pulls* only (every pull is a fresh Gaussian sample costing ``λ_m``). Every
-sample of a pair (adopted pulls included) enters its mean and count (``sample_agnostic``): the GLR is
+**Semantics**: *independent pulls* only (every pull is a fresh Gaussian sample costing `λ_m`). Every
+sample of a pair (adopted pulls included) enters its mean and count (`sample_agnostic`): the GLR is
 valid whatever the sampling rule. With resumable training runs, repeated pulls of (arm, fidelity) need
 independent replicas (seeds); without them the model, hence the guarantee, does not hold.
 
@@ -146,16 +146,18 @@ class MFGrad(Policy):
     """MF-GRAD (Poiani et al. 2024): sub-gradient ascent on cost proportions, C-tracking, GLR stopping.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``noise`` gives σ
-            (Gaussian noise with known σ is the paper's model).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (gives σ (Gaussian noise with known σ is the paper's model)), `budget`, `seed`; see
+            :class:`~mf_sched.policy.Policy`.
         delta: confidence; the answer is the best arm with probability ≥ 1 − δ (with the theoretical
             threshold; the practical one is the paper's experimental choice).
-        learning_rate: a constant step ``> 0`` (default 0.25, MF-GRAD-CONST) or ``"theory"``
-            (``1/√(n + 1)``).
-        threshold: ``"practical"`` (default) or ``"theory"``, see :func:`mf_sched.confidence.glr_threshold`.
-        gradient: ``"useful"`` (default, the authors' code) or ``"danskin"`` (exact supergradient).
-        forced_exploration: ``"pulls"`` (default, the authors' code: uniform over the K·M pairs in pull
-            space) or ``"cost"`` (uniform in cost space, ∝ 1/λ in pull space).
+        learning_rate: a constant step `> 0` (default 0.25, MF-GRAD-CONST) or `"theory"`
+            (`1/√(n + 1)`).
+        threshold: `"practical"` (default) or `"theory"`, see :func:`mf_sched.confidence.glr_threshold`.
+        gradient: `"useful"` (default, the authors' code) or `"danskin"` (exact supergradient).
+        forced_exploration: `"pulls"` (default, the authors' code: uniform over the K·M pairs in pull
+            space) or `"cost"` (uniform in cost space, ∝ 1/λ in pull space).
         warm_start: start the exponential weights, after the initial sweep, from the plug-in optimal cost
             proportions mixed half-and-half with the uniform ones instead of the uniform ones.
     """
@@ -247,9 +249,9 @@ class MFGrad(Policy):
         self._ir: IncrementalResponse | None = None  # the gradient's closest alternative, kept between steps
 
     def _set_weights(self) -> None:
-        """The exponential weights ``E = exp(η_n G + prior − C)`` of the iterate ``ω̃ = E / ΣE`` (uniform
-        before the first step), ``R = E/λ`` (∝ ``ω̃/λ``, the gradient's weights) and their sums. The offset
-        ``C`` is a function of ``max(η_n G + prior)`` (:meth:`_offset`), so that the values kept while running
+        """The exponential weights `E = exp(η_n G + prior − C)` of the iterate `ω̃ = E / ΣE` (uniform
+        before the first step), `R = E/λ` (∝ `ω̃/λ`, the gradient's weights) and their sums. The offset
+        `C` is a function of `max(η_n G + prior)` (:meth:`_offset`), so that the values kept while running
         and those rebuilt from a saved state are the same numbers."""
         if self._n_grad == 0:
             e = np.zeros_like(self._G)
@@ -264,13 +266,13 @@ class MFGrad(Policy):
 
     @staticmethod
     def _offset(emax: float) -> float:
-        """The offset ``C`` of the exponential weights: ``max(e)`` rounded down to a multiple of 32 (so that
-        ``E ≤ e³²``, and ``C`` changes, with every weight, only when the maximum crosses a multiple)."""
+        """The offset `C` of the exponential weights: `max(e)` rounded down to a multiple of 32 (so that
+        `E ≤ e³²`, and `C` changes, with every weight, only when the maximum crosses a multiple)."""
         return 32.0 * math.floor(emax / 32.0)
 
     @property
     def _omega(self) -> np.ndarray:
-        """The iterate ``ω̃`` (K×M): a function of ``G``, the step count and the prior, rebuilt on load."""
+        """The iterate `ω̃` (K×M): a function of `G`, the step count and the prior, rebuilt on load."""
         return (self._ET / self._sumE).T.copy()
 
     @_omega.setter
@@ -279,7 +281,7 @@ class MFGrad(Policy):
 
     @property
     def _cum(self) -> np.ndarray:
-        """The C-tracking sums ``Cum`` (K×M)."""
+        """The C-tracking sums `Cum` (K×M)."""
         return self._cumT.T.copy()
 
     @_cum.setter
@@ -305,9 +307,9 @@ class MFGrad(Policy):
         return 1.0 / math.sqrt(n + 1) if self.learning_rate == "theory" else float(self.learning_rate)
 
     def _response(self) -> Any:
-        """The closest alternative at the current iterate (weights ∝ ``ω̃/λ``: it is scale-free). With a
+        """The closest alternative at the current iterate (weights ∝ `ω̃/λ`: it is scale-free). With a
         constant learning rate a step only increases the two rows it touches, so the kept pair values of
-        :class:`~mf_sched.sim.alternative.IncrementalResponse` stay lower bounds; ``"theory"`` moves every row."""
+        :class:`~mf_sched.sim.alternative.IncrementalResponse` stay lower bounds; `"theory"` moves every row."""
         if self.learning_rate == "theory":
             return best_response(self._RT.T, self._x, self._z, self.sigma, check=False)
         if self._ir is None:
@@ -315,7 +317,7 @@ class MFGrad(Policy):
         return self._ir.solve()
 
     def _supergradient(self, r: Any, x: np.ndarray) -> tuple[list[int], np.ndarray]:
-        """The rows ``[answer, challenger]`` of ``c(π̃) · g`` (steps 2–3; ``g`` is 0 elsewhere)."""
+        """The rows `[answer, challenger]` of `c(π̃) · g` (steps 2–3; `g` is 0 elsewhere)."""
         inv = 1.0 / (2.0 * self.sigma**2 * self._lam)
         rows = [r.answer, r.challenger]
         g = np.empty((2, self._Mu))
@@ -427,7 +429,7 @@ class MFGrad(Policy):
 
     # ----------------------------------------------------------------------------- observations
     def _told(self, rows: np.ndarray) -> None:
-        """Refresh N, x of ``rows`` from the shared statistics after their tells."""
+        """Refresh N, x of `rows` from the shared statistics after their tells."""
         sl = self._sl
         self._N[rows] = self._counts[rows, sl]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -461,8 +463,8 @@ class MFGrad(Policy):
         self._check_stop(rows)
 
     def _sweep_done(self) -> None:
-        """Every pair has a sample. With ``warm_start``, the exponential weights get the prior
-        ``½ ω*(µ̃) + ½ uniform``, ``ω*`` the optimal cost proportions of the plug-in model ``µ̃`` (the
+        """Every pair has a sample. With `warm_start`, the exponential weights get the prior
+        `½ ω*(µ̃) + ½ uniform`, `ω*` the optimal cost proportions of the plug-in model `µ̃` (the
         empirical means projected on the model, :func:`mf_sched.sim.bounds.tight_lower_bound`)."""
         if not self.warm_start or self.n_arms < 2:
             return
@@ -479,7 +481,7 @@ class MFGrad(Policy):
         """A sample outside the working fidelities (GRAD): kept in the shared statistics only."""
 
     def _check_stop(self, rows: Any) -> None:
-        """The stopping rule after the tells of ``rows`` (arms)."""
+        """The stopping rule after the tells of `rows` (arms)."""
         if self._identified >= 0 or self._n_zero > 0:
             return
         N, x = self._N, self._x
@@ -498,7 +500,7 @@ class MFGrad(Policy):
             self._identified = int(r.answer)
 
     def statistic(self) -> tuple[float, int] | None:
-        """The current GLR statistic ``Z`` and its answer, or None before every pair has a sample."""
+        """The current GLR statistic `Z` and its answer, or None before every pair has a sample."""
         if self._n_zero > 0:
             return None
         N, x = self._means()
@@ -506,7 +508,7 @@ class MFGrad(Policy):
         return float(r.value), int(r.answer)
 
     def beta(self, t: float) -> float:
-        """The stopping threshold ``β(t, δ)`` after ``t`` samples."""
+        """The stopping threshold `β(t, δ)` after `t` samples."""
         return float(glr_threshold(max(float(t), 1.0), self.delta, self.n_arms, self._Mu, self.threshold))
 
     # ----------------------------------------------------------------------------- answers
@@ -528,7 +530,7 @@ class MFGrad(Policy):
 
     @property
     def cost_proportions(self) -> np.ndarray:
-        """The current iterate ``ω̃`` (K×M; zero outside the working fidelities): the share of the cost
+        """The current iterate `ω̃` (K×M; zero outside the working fidelities): the share of the cost
         the sampling rule currently aims to spend on each (arm, fidelity)."""
         out = np.zeros((self.n_arms, self.M))
         out[:, self._sl] = self._omega

@@ -2,60 +2,60 @@
 
 Paper: K. Kandasamy, G. Dasarathy, J. Schneider, B. Póczos, *The Multi-fidelity Multi-armed Bandit*,
 NeurIPS 2016 (arXiv 1610.09726), Algorithm 1 (MF-UCB), Eqs. 3–4. Objective: cumulative regret under a
-capital Λ (pass it as ``budget``), Eq. 1: ``R(Λ) = Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}`` (the simulator
+capital Λ (pass it as `budget`), Eq. 1: `R(Λ) = Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}` (the simulator
 reports it as :attr:`~mf_sched.sim.simulate.RunResult.regret_kandasamy`, and
 :func:`~mf_sched.sim.simulate.regret_curve` gives it at every capital from one run).
 
-At round ``t`` (``t = 1, 2, …`` counts plays at any fidelity) with ``T_k^(m)`` plays of arm ``k`` at
-fidelity ``m`` and their mean ``X̄_k^(m)``:
+At round `t` (`t = 1, 2, …` counts plays at any fidelity) with `T_k^(m)` plays of arm `k` at
+fidelity `m` and their mean `X̄_k^(m)`:
 
-1. every arm gets the index (Eq. 3) ``B_k = min_m B_k^(m)``,
-   ``B_k^(m) = X̄_k^(m) + ψ⁻¹(ρ log t / T_k^(m)) + ζ(m)`` (``+∞`` when ``T_k^(m) = 0``), an upper bound
-   on ``µ_k^(M)`` from each fidelity, the tightest one kept; ``I_t = argmax_k B_k``;
-2. the fidelity is the first ``m`` whose width is still at least ``γ(m)``:
-   ``m_t = min{m : ψ⁻¹(ρ log t / T_{I_t}^(m)) ≥ γ(m) or m = M}``, computed in the equivalent count form
-   ``T_{I_t}^(m) ≤ ρ log t / ψ(γ(m))`` (ψ is increasing);
-3. the switching thresholds are Eq. 4, ``γ(m) = ψ⁻¹((λ(m)/λ(m+1)) ψ(ζ(m)))``
-   (:func:`mf_sched.confidence.mfucb_gamma`; ``√(λ(m)/λ(m+1)) ζ(m)`` for the quadratic ψ below), or
-   the ``gamma`` argument (the appendix analyses MF-UCB for any ``γ > 0``).
+1. every arm gets the index (Eq. 3) `B_k = min_m B_k^(m)`,
+   `B_k^(m) = X̄_k^(m) + ψ⁻¹(ρ log t / T_k^(m)) + ζ(m)` (`+∞` when `T_k^(m) = 0`), an upper bound
+   on `µ_k^(M)` from each fidelity, the tightest one kept; `I_t = argmax_k B_k`;
+2. the fidelity is the first `m` whose width is still at least `γ(m)`:
+   `m_t = min{m : ψ⁻¹(ρ log t / T_{I_t}^(m)) ≥ γ(m) or m = M}`, computed in the equivalent count form
+   `T_{I_t}^(m) ≤ ρ log t / ψ(γ(m))` (ψ is increasing);
+3. the switching thresholds are Eq. 4, `γ(m) = ψ⁻¹((λ(m)/λ(m+1)) ψ(ζ(m)))`
+   (:func:`mf_sched.confidence.mfucb_gamma`; `√(λ(m)/λ(m+1)) ζ(m)` for the quadratic ψ below), or
+   the `gamma` argument (the appendix analyses MF-UCB for any `γ > 0`).
 
-``ψ(ε) = ε²/(2σ²)`` with the noise model's σ (:func:`mf_sched.confidence.psi`): Gaussian rewards use
-their σ, rewards in [0, 1] (Bernoulli) σ = ½, i.e. Hoeffding's ``2ε²``. ``ρ = 2`` by default, the value
-of the paper's experiments; the theory needs ``ρ > 4`` (Theorem 2; ``ρ > 2`` for Lemmas 5–9).
+`ψ(ε) = ε²/(2σ²)` with the noise model's σ (:func:`mf_sched.confidence.psi`): Gaussian rewards use
+their σ, rewards in [0, 1] (Bernoulli) σ = ½, i.e. Hoeffding's `2ε²`. `ρ = 2` by default, the value
+of the paper's experiments; the theory needs `ρ > 4` (Theorem 2; `ρ > 2` for Lemmas 5–9).
 
-Consequence used by the tests (proof of Lemma 8): fidelity ``ℓ < M`` is chosen for arm ``k`` only while
-``T_k^(ℓ) ≤ ρ log t / ψ(γ(ℓ))``, so after ``n`` plays ``T_k^(ℓ) ≤ ⌊ρ log n / ψ(γ(ℓ))⌋ + 1``
+Consequence used by the tests (proof of Lemma 8): fidelity `ℓ < M` is chosen for arm `k` only while
+`T_k^(ℓ) ≤ ρ log t / ψ(γ(ℓ))`, so after `n` plays `T_k^(ℓ) ≤ ⌊ρ log n / ψ(γ(ℓ))⌋ + 1`
 deterministically (:func:`mf_sched.sim.bounds.mfucb_low_fidelity_caps`).
 
 Resolutions of what the paper leaves open (Algorithm 1 in §3 does not fix them):
 
-* ``t`` is 1-based and counts plays at any fidelity; the index and the switching rule at round ``t`` use
-  ``log t`` and the counts after ``t − 1`` plays. An unplayed (arm, fidelity) has width ``+∞``, so
-  ``0/0`` is never evaluated and the first ``K`` plays are one fidelity-1 play per arm.
-* Ties in ``argmax`` (all ``+∞`` at the start) are broken uniformly at random with the policy's seeded
+* `t` is 1-based and counts plays at any fidelity; the index and the switching rule at round `t` use
+  `log t` and the counts after `t − 1` plays. An unplayed (arm, fidelity) has width `+∞`, so
+  `0/0` is never evaluated and the first `K` plays are one fidelity-1 play per arm.
+* Ties in `argmax` (all `+∞` at the start) are broken uniformly at random with the policy's seeded
   generator.
-* Every sample of ``(k, m)`` enters ``X̄_k^(m)``, adopted ones included (``sample_agnostic``).
+* Every sample of `(k, m)` enters `X̄_k^(m)`, adopted ones included (`sample_agnostic`).
 * ζ need not be strictly decreasing here (the paper assumes it): the algorithm is well defined for any
-  ζ ≥ 0; a ``ζ(m) = 0`` below ``M`` gives ``γ(m) = 0`` and that fidelity is never left, as Eq. 4 says.
+  ζ ≥ 0; a `ζ(m) = 0` below `M` gives `γ(m) = 0` and that fidelity is never left, as Eq. 4 says.
   The theory's regularity condition is reported by :func:`mf_sched.sim.bounds.mfucb_analysis`.
 * The paper defines no recommendation (only regret). :meth:`recommendation` returns, as an extension, the
   arm played most often at the highest fidelity (ties: higher mean there), which is where MF-UCB puts
   its Ω(n) plays of the optimum.
 * A pull that is given back is handed out again next (the state is as before it was issued).
 
-Parallel workers (a choice, not in the paper): with pulls outstanding, ``t − 1`` counts issued pulls
+Parallel workers (a choice, not in the paper): with pulls outstanding, `t − 1` counts issued pulls
 (told + outstanding) and the widths and the switching rule use told + outstanding counts (as if the
 pending pulls had already shrunk their intervals); the means use told samples only. An arm whose only
-plays are still outstanding waits for its first result (index ``−∞``). W workers therefore spread over
+plays are still outstanding waits for its first result (index `−∞`). W workers therefore spread over
 arms and fidelities instead of all pulling the current leader, and the deterministic cap above still
-holds with ``n`` = issued pulls. With one worker this is exactly Algorithm 1.
+holds with `n` = issued pulls. With one worker this is exactly Algorithm 1.
 
-Cost per decision: the arms' indices ``B_k = min_m(a + c √log t)`` (cached ``a = X̄ + ζ`` and
-``c = σ √(2ρ / T)``) sit in a kinetic tournament (:mod:`mf_sched._kinetic`): a pull updates one arm in
-O(M + log K), the growth of ``√log t`` re-decides only the comparisons whose certificate expires, and the
+Cost per decision: the arms' indices `B_k = min_m(a + c √log t)` (cached `a = X̄ + ζ` and
+`c = σ √(2ρ / T)`) sit in a kinetic tournament (:mod:`mf_sched._kinetic`): a pull updates one arm in
+O(M + log K), the growth of `√log t` re-decides only the comparisons whose certificate expires, and the
 argmax with its ties is exactly that of recomputing every index (tested side by side).
 
-Example (``M = 2``, ``ζ = (0.2, 0)``, ``λ = (1, 10)``, so ``2γ(1) = 0.1265`` by Eq. 4): the bad arm is
+Example (`M = 2`, `ζ = (0.2, 0)`, `λ = (1, 10)`, so `2γ(1) = 0.1265` by Eq. 4): the bad arm is
 dropped on cheap plays.
 
     >>> from mf_sched import FidelityLadder, Instance, run_policy
@@ -89,12 +89,13 @@ class MFUCB(Policy):
     fidelity's width falls below γ(m).
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``budget`` is the
-            capital Λ; MF-UCB never uses it in its decisions (it is anytime) and stops when the next
-            play would exceed it.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget` (the capital Λ; MF-UCB never uses it in its decisions (it is anytime) and stops
+            when the next play would exceed it), `seed`; see :class:`~mf_sched.policy.Policy`.
         rho: exploration constant ρ > 0 (default 2, as in the paper's experiments; theory: ρ > 4).
-        gamma: the ``M − 1`` switching thresholds γ(1..M−1) ≥ 0; default Eq. 4. Not the ladder's
-            ``gamma`` (Poiani et al.'s bias spread, used by IISE-γ), which MF-UCB ignores.
+        gamma: the `M − 1` switching thresholds γ(1..M−1) ≥ 0; default Eq. 4. Not the ladder's
+            `gamma` (Poiani et al.'s bias spread, used by IISE-γ), which MF-UCB ignores.
     """
 
     name = "mf-ucb"
@@ -156,7 +157,7 @@ class MFUCB(Policy):
         self._tree = KineticMax(self.n_arms, _MFUCBLeaves(self._index_lines, self.n_arms), s=self._sqrt_log_t())
 
     def _index_lines(self, k: int) -> tuple[tuple[tuple[float, float], ...], Any]:
-        """Arm ``k``'s index as lines ``(a_km, c_km)`` over the fidelities with a told sample, with the
+        """Arm `k`'s index as lines `(a_km, c_km)` over the fidelities with a told sample, with the
         kinetic tournament's signature (see :class:`_MFUCBLeaves`)."""
         if self._told_arm[k] == 0:
             if self._eff_arm[k] > 0:
@@ -181,17 +182,17 @@ class MFUCB(Policy):
         self._tree.update(arm)
 
     def _sqrt_log_t(self) -> float:
-        """``√(log t)``, the factor of every width at the current round (the tree's parameter)."""
+        """`√(log t)`, the factor of every width at the current round (the tree's parameter)."""
         return math.sqrt(math.log(self._plays + 1))
 
     # ----------------------------------------------------------------------------- the algorithm
     @property
     def t(self) -> int:
-        """The current round ``t`` (1-based): plays issued so far (told + outstanding) plus one."""
+        """The current round `t` (1-based): plays issued so far (told + outstanding) plus one."""
         return self._plays + 1
 
     def index(self) -> np.ndarray:
-        """``B_k`` of Eq. 3 for every arm at the current round (``+inf`` for untouched arms, ``−inf`` for
+        """`B_k` of Eq. 3 for every arm at the current round (`+inf` for untouched arms, `−inf` for
         arms whose only plays are still outstanding)."""
         return self._index().copy()
 
@@ -202,7 +203,7 @@ class MFUCB(Policy):
         return B
 
     def fidelity_for(self, arm: int) -> int:
-        """Step 2 of Algorithm 1 for ``arm`` at the current round (0-based fidelity)."""
+        """Step 2 of Algorithm 1 for `arm` at the current round (0-based fidelity)."""
         logt = math.log(self._plays + 1)
         cnt, pend = self._counts, self._pending
         for m, thr in enumerate(self._thr_list):
@@ -260,9 +261,9 @@ class MFUCB(Policy):
 
 
 class _MFUCBLeaves(LeafModel):
-    """MF-UCB's index as the kinetic tournament's leaves: ``min_m (a_km + c_km s)`` with ``s = √log t``,
-    over the fidelities with a told sample; ``+inf`` for untouched arms, ``−inf`` for arms whose only
-    plays are outstanding. ``index_lines(k)`` gives arm ``k``'s ``(lines, signature)``."""
+    """MF-UCB's index as the kinetic tournament's leaves: `min_m (a_km + c_km s)` with `s = √log t`,
+    over the fidelities with a told sample; `+inf` for untouched arms, `−inf` for arms whose only
+    plays are outstanding. `index_lines(k)` gives arm `k`'s `(lines, signature)`."""
 
     def __init__(self, index_lines: Callable[[int], tuple[tuple[tuple[float, float], ...], Any]], n_arms: int) -> None:
         self.index_lines = index_lines

@@ -3,19 +3,19 @@
 Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022,
 Section 7: "a version of IISE that chooses the thresholds α_m so as to exploit every fidelity as much as
 possible (i.e., α_m close to 0)". The paper does not give the thresholds; the authors' released code
-(``riccardopoiani/mf-bai``, ``MultiFidelitySuccessiveEliminationMaxBoundDiscardAll``) uses
-``α_m = c·ξ_m`` for ``m < M`` (stored as ``4ξ_m + c·ξ_m``) with ``c = --discard-all-th``. Reproducing
-Table 1 identifies ``c = 0.1`` on Synthetic A/B and ``c = 0.005`` on Yahtzee (the text does not give the MFE
+(`riccardopoiani/mf-bai`, `MultiFidelitySuccessiveEliminationMaxBoundDiscardAll`) uses
+`α_m = c·ξ_m` for `m < M` (stored as `4ξ_m + c·ξ_m`) with `c = --discard-all-th`. Reproducing
+Table 1 identifies `c = 0.1` on Synthetic A/B and `c = 0.005` on Yahtzee (the text does not give the MFE
 thresholds, §7; other
 values give very different numbers, e.g. Synthetic A: c = 0.05 → 818 %, c = 0.5 → 17 % of SE).
 
-Everything else is IISE (:class:`~mf_sched.policies.iise.IISE`): Eq. 3 elimination with ``2B(t, δ/(KM)) +
-2ξ_m``, per-phase statistics, the same switch rule — so MFE is δ-correct too (Theorem 2 holds for any
-``α_m > 0``); it only spends far more. It exists to show that the threshold choice of Eq. 8 matters.
+Everything else is IISE (:class:`~mf_sched.policies.iise.IISE`): Eq. 3 elimination with `2B(t, δ/(KM)) +
+2ξ_m`, per-phase statistics, the same switch rule — so MFE is δ-correct too (Theorem 2 holds for any
+`α_m > 0`); it only spends far more. It exists to show that the threshold choice of Eq. 8 matters.
 
 The authors' Yahtzee runs fast-forward MFE's phases with precomputed "options" that assume no elimination
 happens in them; mf-sched's reproduction does the same only where it can certify it (see
-``benchmarks/reproduce_poiani2022.py``), never inside the policy.
+`benchmarks/reproduce_poiani2022.py`), never inside the policy.
 
 Example:
     >>> from mf_sched import FidelityLadder
@@ -42,12 +42,20 @@ __all__ = ["MFE"]
 
 @register
 class MFE(IISE):
-    """Maximum Fidelity Exploit (Poiani et al. 2022, §7): IISE with thresholds ``α_m = c·ξ_m``.
+    """Maximum Fidelity Exploit (Poiani et al. 2022, §7): IISE with thresholds `α_m = c·ξ_m`.
 
     Args:
-        c: the threshold factor ``c > 0`` (default 0.1, the synthetic-domain value of Table 1; 0.005
+        c: the threshold factor `c > 0` (default 0.1, the synthetic-domain value of Table 1; 0.005
             reproduces Yahtzee).
-        other arguments: as :class:`~mf_sched.policies.iise.IISE` (except ``thresholds``).
+        n_arms: as :class:`~mf_sched.policies.iise.IISE`.
+        ladder: as :class:`~mf_sched.policies.iise.IISE`.
+        delta: as :class:`~mf_sched.policies.iise.IISE`.
+        fidelities: as :class:`~mf_sched.policies.iise.IISE`.
+        epsilon: as :class:`~mf_sched.policies.iise.IISE`.
+        radius: as :class:`~mf_sched.policies.iise.IISE`.
+        noise: as :class:`~mf_sched.policies.iise.IISE`.
+        budget: as :class:`~mf_sched.policies.iise.IISE`.
+        seed: as :class:`~mf_sched.policies.iise.IISE`.
     """
 
     name = "iise-max-exploit"

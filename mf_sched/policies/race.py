@@ -1,36 +1,36 @@
 """Racing against a full-fidelity incumbent, best-first and asynchronous: the default of the integrations.
 
-Rule: :mod:`mf_sched.rungs` (``rule="race"``), mf-sched's one-sided variant of IISE's elimination rule
+Rule: :mod:`mf_sched.rungs` (`rule="race"`), mf-sched's one-sided variant of IISE's elimination rule
 (Poiani, Metelli, Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022, Eq. 3): an arm stops as
-soon as the optimistic bound on its final value, ``ζ⁺``-bound of ``v_i(m) + b_i(m)``, falls below the best
-full-fidelity lower bound ``max_j v_j(M) − B_j``; ``ζ⁺`` bounds only the *best* arm's improvement after rung
-``m`` (:class:`~mf_sched.race.RaceBias`). The module docstring of :mod:`mf_sched.rungs` proves that the best
-arm is never stopped with probability ``≥ 1 − δ − α`` (``α``: the miscoverage of ``ζ⁺``).
+soon as the optimistic bound on its final value, `ζ⁺`-bound of `v_i(m) + b_i(m)`, falls below the best
+full-fidelity lower bound `max_j v_j(M) − B_j`; `ζ⁺` bounds only the *best* arm's improvement after rung
+`m` (:class:`~mf_sched.race.RaceBias`). The module docstring of :mod:`mf_sched.rungs` proves that the best
+arm is never stopped with probability `≥ 1 − δ − α` (`α`: the miscoverage of `ζ⁺`).
 
 Order (resumable runs: an arm is a training run that advances one rung per pull, paying
-``λ(m) − λ(m − 1)`` under ``semantics="resumable"``): the anytime schedule of :mod:`mf_sched.racing.schedule`
-(``schedule="anytime"``, default): ASHA's promotions first (an arm paused at rung ``m`` among the best
-``⌊n_m/η⌋`` values there goes up one rung, the highest rung first), then a new arm (in a seeded random order),
-then — once ASHA has nothing to do — the paused arm at the highest rung with the best value (``order="depth"``;
-``"estimate"``: the best estimated final value, its latest value plus the bound's typical improvement;
-``"bound"``: the optimistic bound). Stopping the policy at any
+`λ(m) − λ(m − 1)` under `semantics="resumable"`): the anytime schedule of :mod:`mf_sched.racing.schedule`
+(`schedule="anytime"`, default): ASHA's promotions first (an arm paused at rung `m` among the best
+`⌊n_m/η⌋` values there goes up one rung, the highest rung first), then a new arm (in a seeded random order),
+then — once ASHA has nothing to do — the paused arm at the highest rung with the best value (`order="depth"`;
+`"estimate"`: the best estimated final value, its latest value plus the bound's typical improvement;
+`"bound"`: the optimistic bound). Stopping the policy at any
 budget therefore answers at least as well as ASHA would have, and running it to the end certifies.
-``schedule="best-first"``: every arm to the first rung, then best-first (the order before the anytime schedule).
+`schedule="best-first"`: every arm to the first rung, then best-first (the order before the anytime schedule).
 A paused run is resumed only while it can still beat the incumbent (it is stopped, without being resumed, when a
-better incumbent arrives: freeze-thaw). There is no barrier: with ``W`` workers, ``W`` different arms are in
+better incumbent arrives: freeze-thaw). There is no barrier: with `W` workers, `W` different arms are in
 flight whenever that many can still win.
 
 Answer: once every arm is stopped or at the top, the best top-rung value, ε-certified
-(:meth:`~mf_sched.rungs.RungEliminator.certificate`; ``certified`` when it is the only arm left). Before that
+(:meth:`~mf_sched.rungs.RungEliminator.certificate`; `certified` when it is the only arm left). Before that
 (a budget, a user asking early) the answer is the best evidence: the arm with the best latest value, a finished
-arm preferred on ties (:meth:`~mf_sched.rungs.RungEliminator.answer`), and ``details["rung"]`` says which rung it
+arm preferred on ties (:meth:`~mf_sched.rungs.RungEliminator.answer`), and `details["rung"]` says which rung it
 rests on.
 
-Failures: a pull given back (a failed evaluation) can be retried; after ``max_failures`` failures the arm is
-dropped (``details["dropped"]``; the guarantee then covers the other arms only).
+Failures: a pull given back (a failed evaluation) can be retried; after `max_failures` failures the arm is
+dropped (`details["dropped"]`; the guarantee then covers the other arms only).
 
-``race_bias`` defaults to the ladder's ζ (a valid, conservative ζ⁺: the best arm's improvement is at most its
-bias); pass the curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound` ``(...).select(...)``, or your own
+`race_bias` defaults to the ladder's ζ (a valid, conservative ζ⁺: the best arm's improvement is at most its
+bias); pass the curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound` `(...).select(...)`, or your own
 fit, :func:`mf_sched.racing.fit.fit_curve_bound`) or a calibrated ζ⁺ (:func:`mf_sched.race.race_prior`) to prune
 more.
 
@@ -81,17 +81,19 @@ class Race(Policy):
     """Racing against the full-fidelity incumbent (see the module docstring).
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`; ``noise`` gives σ; ``seed``
-            also draws the order in which arms are started.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise` (gives σ), `budget`, `seed` (also draws the order in which arms are started); see
+            :class:`~mf_sched.policy.Policy`.
         delta: confidence δ ∈ (0, 1).
         race_bias: the improvement bound: a :class:`~mf_sched.racing.curve_bound.CurveBound` (curve-aware) or ζ⁺
             per rung (:class:`~mf_sched.race.RaceBias`, its dict, or absolute values); default the ladder's ζ.
         fixed_arms: the arms are fixed before any evaluation (True for a simulated instance or a candidate
             set): the lower radius then needs a union over rungs only (see :mod:`mf_sched.rungs`).
         max_failures: failed pulls (given back) tolerated per arm before it is dropped (≥ 1).
-        order: the resumption order of the certification phase, ``"depth"`` (default: the highest rung first,
-            then the best value), ``"estimate"`` or ``"bound"`` (see :class:`~mf_sched.rungs.RungEliminator`).
-        schedule: ``"anytime"`` (default) or ``"best-first"`` (see :mod:`mf_sched.racing.schedule`).
+        order: the resumption order of the certification phase, `"depth"` (default: the highest rung first,
+            then the best value), `"estimate"` or `"bound"` (see :class:`~mf_sched.rungs.RungEliminator`).
+        schedule: `"anytime"` (default) or `"best-first"` (see :mod:`mf_sched.racing.schedule`).
         eta: ASHA's reduction factor η > 1 for the promotions of the anytime schedule (default 3).
     """
 
@@ -170,10 +172,10 @@ class Race(Policy):
         self._rebuild_heap()
 
     def _rebuild_heap(self) -> None:
-        """The work queues, a function of the state alone (rebuilt exactly on load): ``_heap``, the
-        certification order ``(−priority, a)`` of every arm that may be resumed; per rung below the top,
-        ``_rung_vals`` (every value recorded there, sorted) and ``_rung_heap`` (``(−value, a)`` of the arms
-        paused there: ASHA's candidates); ``_next_start``, the position in ``_start_order`` of the next arm to
+        """The work queues, a function of the state alone (rebuilt exactly on load): `_heap`, the
+        certification order `(−priority, a)` of every arm that may be resumed; per rung below the top,
+        `_rung_vals` (every value recorded there, sorted) and `_rung_heap` (`(−value, a)` of the arms
+        paused there: ASHA's candidates); `_next_start`, the position in `_start_order` of the next arm to
         start. Entries go stale when an arm moves on, stops or is busy; they are skipped when popped."""
         arms = np.flatnonzero(self._alive & ~self._busy)
         self._heap = [(-self._engine.priority(int(a)), int(a)) for a in arms.tolist()]
@@ -212,7 +214,7 @@ class Race(Policy):
         return None
 
     def _promotion(self) -> int | None:
-        """ASHA: the best arm paused at the highest rung where it is among the best ``max(1, ⌊n_m/η⌋)`` values."""
+        """ASHA: the best arm paused at the highest rung where it is among the best `max(1, ⌊n_m/η⌋)` values."""
         for m in range(self.M - 2, -1, -1):
             h = self._rung_heap[m]
             while h and not (self._alive[h[0][1]] and not self._busy[h[0][1]] and self._reached[h[0][1]] == m):

@@ -4,64 +4,64 @@ Paper: D. Tang, R. Jain, A. Nayyar, P. Nuzzo, *Pure Exploration for Constrained 
 Identification with a Fixed Budget*, arXiv 2405.15090v1 — Algorithm 1, eqs. (4)–(8), Proposition 1,
 Theorem 1.
 
-Problem: ``K`` arms, each pull of arm ``a`` returns a reward and ``L`` costs; find the best *mixed* arm
-``max_p rᵀp s.t. c p ≤ c̄`` — precisely, its support ``I*`` in the standard-form LP (arms plus the
-slacks of non-binding constraints, the "virtual arms"), with a fixed budget of ``N`` pulls. See
-:mod:`mf_sched.constrained.mixture` for the LP notation (0-based: arm ``a`` is column ``a``, the slack of constraint
-``l`` is column ``K + l``).
+Problem: `K` arms, each pull of arm `a` returns a reward and `L` costs; find the best *mixed* arm
+`max_p rᵀp s.t. c p ≤ c̄` — precisely, its support `I*` in the standard-form LP (arms plus the
+slacks of non-binding constraints, the "virtual arms"), with a fixed budget of `N` pulls. See
+:mod:`mf_sched.constrained.mixture` for the LP notation (0-based: arm `a` is column `a`, the slack of constraint
+`l` is column `K + l`).
 
 Algorithm 1:
 
-1. ``Ψ(K0, L) = Σ_{j=1}^{K0} 1/max(2, j − L)``, ``n_0 = 0``,
-   ``n_k = ⌈(1/Ψ) (N − K0)/(K + 1 − k)⌉`` and ``T_k = n_k − n_{k−1}`` for ``k = 1..K−1`` (eq. 7);
-2. ``X = [K + L]`` (real and virtual arms);
-3. round ``k = 1..K−1``: pull every remaining unknown arm ``T_k`` times; compute a score for every
-   ``a ∈ X`` from the empirical ``µ̂_X``, ``Â_X`` (eqs. 4–5) — the **intersection value** ``f^IV`` (eq. 6,
-   ``score="iv"``, the default; "SFSR") or the **Lagrangian** reduced cost ``f^L`` (eq. 8,
-   ``score="lagrangian"``; "SFSR-L"); if every score is ``−∞`` return ∅ ("no feasible mixture");
+1. `Ψ(K0, L) = Σ_{j=1}^{K0} 1/max(2, j − L)`, `n_0 = 0`,
+   `n_k = ⌈(1/Ψ) (N − K0)/(K + 1 − k)⌉` and `T_k = n_k − n_{k−1}` for `k = 1..K−1` (eq. 7);
+2. `X = [K + L]` (real and virtual arms);
+3. round `k = 1..K−1`: pull every remaining unknown arm `T_k` times; compute a score for every
+   `a ∈ X` from the empirical `µ̂_X`, `Â_X` (eqs. 4–5) — the **intersection value** `f^IV` (eq. 6,
+   `score="iv"`, the default; "SFSR") or the **Lagrangian** reduced cost `f^L` (eq. 8,
+   `score="lagrangian"`; "SFSR-L"); if every score is `−∞` return ∅ ("no feasible mixture");
    otherwise remove the arm with the lowest score;
-4. return ``X`` (``L + 1`` indices) and, by Remark 2, the weights ``x̂_X = Â_X^{-1} b``.
+4. return `X` (`L + 1` indices) and, by Remark 2, the weights `x̂_X = Â_X^{-1} b`.
 
-The total number of pulls never exceeds ``N`` (Proposition 1) and is usually below it: a rejected
+The total number of pulls never exceeds `N` (Proposition 1) and is usually below it: a rejected
 virtual or known arm leaves its share unused (not redistributed, as in the paper). Theorem 1 bounds
-the error probability of the IV score by ``poly(K)·exp(−Ñ/H)`` with the gaps of
+the error probability of the IV score by `poly(K)·exp(−Ñ/H)` with the gaps of
 :mod:`mf_sched.constrained.mixture_hardness`; SFSR-L has no guarantee (Appendix A shows it can fail).
 
 Resolutions of ambiguities (where the paper is silent):
 
 * Ties in the rejection ("arbitrary"): broken uniformly at random with the policy's seeded generator
-  (``tie_break="random"``, the default; ties at ``−∞`` are common in early rounds), or the lowest index
-  (``tie_break="lowest"``).
-* Tolerances (not given): see :mod:`mf_sched.constrained.mixture` (singular: relative determinant ``≤ 1e-12``;
-  feasible: ``x ≥ −1e-10``). A degenerate BFS still counts in eq. (6), as the definition says.
-* The Lagrangian dual is solved with ``scipy.optimize.linprog`` (HiGHS); an unbounded dual means the
+  (`tie_break="random"`, the default; ties at `−∞` are common in early rounds), or the lowest index
+  (`tie_break="lowest"`).
+* Tolerances (not given): see :mod:`mf_sched.constrained.mixture` (singular: relative determinant `≤ 1e-12`;
+  feasible: `x ≥ −1e-10`). A degenerate BFS still counts in eq. (6), as the definition says.
+* The Lagrangian dual is solved with `scipy.optimize.linprog` (HiGHS); an unbounded dual means the
   restricted primal is infeasible (→ ∅); a non-unique dual (probability 0 under continuous noise) uses
   HiGHS' solution; numerical trouble falls back to the dual of the best feasible basis.
-* SFSR-L depends on the units of the costs (the virtual-arm score ``−λ_l`` scales with ``1/unit``; IV
-  does not; the paper, whose experiments use ``c̄ = 1``, does not choose a unit). ``cost_scale="threshold"`` (default)
-  divides cost row ``l`` and ``c̄_l`` by ``|c̄_l|`` (by 1 when ``c̄_l = 0``) before computing the Lagrangian score; with
-  the paper's ``c̄ = 1`` this is the identity, so its experiments are reproduced unchanged. ``"none"`` uses raw
+* SFSR-L depends on the units of the costs (the virtual-arm score `−λ_l` scales with `1/unit`; IV
+  does not; the paper, whose experiments use `c̄ = 1`, does not choose a unit). `cost_scale="threshold"` (default)
+  divides cost row `l` and `c̄_l` by `|c̄_l|` (by 1 when `c̄_l = 0`) before computing the Lagrangian score; with
+  the paper's `c̄ = 1` this is the identity, so its experiments are reproduced unchanged. `"none"` uses raw
   units; a list gives explicit positive scales.
-* ``N > K0`` is required so that ``n_1 ≥ 1`` (every unknown arm has data before the first score).
-* ``K ≥ 2`` is required: with ``K = 1`` there are no rounds and the algorithm would answer without data.
-* Remark 2's ``x̂_X = Â_X^{-1} b``: if ``Â_X`` is singular or ``x̂`` has a component ``< −1e-9`` (only
-  possible after exact ties), the LP restricted to ``X`` is solved with ``linprog`` instead; if that
+* `N > K0` is required so that `n_1 ≥ 1` (every unknown arm has data before the first score).
+* `K ≥ 2` is required: with `K = 1` there are no rounds and the algorithm would answer without data.
+* Remark 2's `x̂_X = Â_X^{-1} b`: if `Â_X` is singular or `x̂` has a component `< −1e-9` (only
+  possible after exact ties), the LP restricted to `X` is solved with `linprog` instead; if that
   is infeasible the answer is "no feasible mixture". Tiny negatives are clipped to 0.
-* Eq. (34)–(35)'s ``3(L/2 + log K0)`` is a typo for ``3((L+1)/2 + log K0)`` (Theorem 1, eq. 37); eq.
-  (29)'s ``n_k Δ_a`` should be ``n_k Δ_a²`` — these affect only the bounds in
+* Eq. (34)–(35)'s `3(L/2 + log K0)` is a typo for `3((L+1)/2 + log K0)` (Theorem 1, eq. 37); eq.
+  (29)'s `n_k Δ_a` should be `n_k Δ_a²` — these affect only the bounds in
   :mod:`mf_sched.constrained.mixture_hardness`.
 * Pulls adopted from outside a round (:meth:`~mf_sched.policy.Policy.adopt` with no matching slot) are
   kept in the shared reward statistics but not in the scores: the schedule's guarantee assumes every
-  remaining arm has exactly ``n_k`` samples.
+  remaining arm has exactly `n_k` samples.
 
 The recommendation (:meth:`recommendation`) carries the answer as a :class:`~mf_sched.constrained.mixture.Mixture`
-in ``Recommendation.mixture`` (support, arms, weights, expected reward and costs under the empirical
-means); ``Recommendation.arm`` is the mixture's heaviest arm (a convenience — the answer is the
-mixture), ``None`` with ``reason="infeasible"`` when SFSR declares the problem infeasible. It is never
-``certified`` (a fixed-budget method). Before the schedule ends it is the LP over the arms still in
-``X`` with the current means (``reason="in-progress"`` or ``"budget"``).
+in `Recommendation.mixture` (support, arms, weights, expected reward and costs under the empirical
+means); `Recommendation.arm` is the mixture's heaviest arm (a convenience — the answer is the
+mixture), `None` with `reason="infeasible"` when SFSR declares the problem infeasible. It is never
+`certified` (a fixed-budget method). Before the schedule ends it is the LP over the arms still in
+`X` with the current means (`reason="in-progress"` or `"budget"`).
 
-Parallel workers: a round (``T_k`` pulls of every remaining unknown arm, interleaved arm by arm) is
+Parallel workers: a round (`T_k` pulls of every remaining unknown arm, interleaved arm by arm) is
 handed out at once and the next round waits for all of it (a barrier); W outstanding pulls change the
 wall-clock time, never the decisions. Semantics: independent pulls (each pull is a fresh sample of the
 reward and all costs).
@@ -100,7 +100,7 @@ __all__ = ["SFSR", "sfsr_psi", "sfsr_schedule"]
 
 
 def sfsr_psi(K0: int, L: int) -> float:
-    """``Ψ(K0, L) = Σ_{j=1}^{K0} 1/max(2, j − L)`` (eq. 7); ``Ψ(K, 0)`` is Successive Rejects' log-bar.
+    """`Ψ(K0, L) = Σ_{j=1}^{K0} 1/max(2, j − L)` (eq. 7); `Ψ(K, 0)` is Successive Rejects' log-bar.
 
     >>> round(sfsr_psi(16, 1), 6), round(sfsr_psi(24, 2), 6), round(sfsr_psi(16, 0), 6)
     (3.318229, 4.190813, 2.880729)
@@ -110,8 +110,8 @@ def sfsr_psi(K0: int, L: int) -> float:
 
 
 def sfsr_schedule(K: int, K0: int, L: int, N: int) -> np.ndarray:
-    """``n_k`` for ``k = 0..K−1`` (``n_0 = 0``): after round ``k`` every remaining unknown arm has been
-    pulled ``n_k`` times (eq. 7). Requires ``N > K0`` so that ``n_1 ≥ 1``.
+    """`n_k` for `k = 0..K−1` (`n_0 = 0`): after round `k` every remaining unknown arm has been
+    pulled `n_k` times (eq. 7). Requires `N > K0` so that `n_1 ≥ 1`.
 
     >>> sfsr_schedule(16, 16, 1, 1000)[1:].tolist()
     [19, 20, 22, 23, 25, 27, 30, 33, 38, 43, 50, 60, 75, 99, 149]
@@ -145,11 +145,13 @@ class SFSR(MixturePolicy):
     """Score Function-based Successive Reject for constrained best mixed arm identification.
 
     Args:
-        n_arms, ladder, thresholds, pull_budget, known_rewards, known_costs, noise, budget, seed: see
+        n_arms: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        ladder: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        **kwargs: `thresholds`, `pull_budget`, `known_rewards`, `known_costs`, `noise`, `budget`, `seed`; see
             :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
-        score: ``"iv"`` (intersection value, eq. 6; the paper's SFSR, with Theorem 1's guarantee) or
-            ``"lagrangian"`` (reduced cost of the empirical dual, eq. 8; SFSR-L).
-        tie_break: ``"random"`` (default) or ``"lowest"`` (lowest index among the lowest scores).
+        score: `"iv"` (intersection value, eq. 6; the paper's SFSR, with Theorem 1's guarantee) or
+            `"lagrangian"` (reduced cost of the empirical dual, eq. 8; SFSR-L).
+        tie_break: `"random"` (default) or `"lowest"` (lowest index among the lowest scores).
         cost_scale: cost normalisation for the Lagrangian score (see the module docstring).
     """
 
@@ -197,7 +199,7 @@ class SFSR(MixturePolicy):
         self._reject()
 
     def scores(self) -> np.ndarray:
-        """Scores of every standard-form column with the current means (``−inf`` for rejected ones)."""
+        """Scores of every standard-form column with the current means (`−inf` for rejected ones)."""
         alive = self._alive
         if self.score == "iv":
             return iv_scores(*self._empirical_problem(), alive)
@@ -219,7 +221,7 @@ class SFSR(MixturePolicy):
     # ----------------------------------------------------------------------------- answer
     @property
     def remaining(self) -> tuple[int, ...]:
-        """Standard-form columns still in ``X`` (arms ``< K``, slacks ``K + l``)."""
+        """Standard-form columns still in `X` (arms `< K`, slacks `K + l`)."""
         return tuple(int(i) for i in np.flatnonzero(self._alive))
 
     def _final_mixture(self) -> tuple[Mixture, str]:

@@ -3,21 +3,21 @@
 Paper: E. Even-Dar, S. Mannor, Y. Mansour, *Action Elimination and Stopping Conditions for the
 Multi-Armed Bandit and Reinforcement Learning Problems*, JMLR 7 (2006), Algorithm "Successive
 Elimination" (known-δ version). It is the **SE** baseline of Poiani et al. (2022, §7 and Table 1), whose
-released code fixes the constants we use (``riccardopoiani/mf-bai``, ``SuccessiveElimination``):
+released code fixes the constants we use (`riccardopoiani/mf-bai`, `SuccessiveElimination`):
 
-* every round pulls each active arm once at the chosen fidelity (default: the highest, ``M``);
-* after round ``t`` every active arm has ``t`` samples; with ``B(t, δ') = √(2σ² log(4t²/δ')/t)``
-  (:func:`mf_sched.confidence.anytime_radius`) and ``δ' = δ/K``, arm ``i`` is eliminated when
-  ``max_j µ̂_j − B ≥ µ̂_i + B`` (Even-Dar et al. write ``p̂_max − p̂_a ≥ 2α_t`` with
-  ``α_t = √(log(4Kt²/δ)/t)`` for [0, 1] rewards; Poiani's sub-Gaussian form is the same rule with the
-  Hoeffding constant ``σ = 1/2``);
+* every round pulls each active arm once at the chosen fidelity (default: the highest, `M`);
+* after round `t` every active arm has `t` samples; with `B(t, δ') = √(2σ² log(4t²/δ')/t)`
+  (:func:`mf_sched.confidence.anytime_radius`) and `δ' = δ/K`, arm `i` is eliminated when
+  `max_j µ̂_j − B ≥ µ̂_i + B` (Even-Dar et al. write `p̂_max − p̂_a ≥ 2α_t` with
+  `α_t = √(log(4Kt²/δ)/t)` for [0, 1] rewards; Poiani's sub-Gaussian form is the same rule with the
+  Hoeffding constant `σ = 1/2`);
 * eliminations within a round are simultaneous (computed from one snapshot);
 * it stops when one arm is left and recommends it (δ-correct). Two arms with the same best mean are never
-  separated, so it never stops on a tie: give it a ``budget`` where one is possible (SE has no ε); without one it
+  separated, so it never stops on a tie: give it a `budget` where one is possible (SE has no ε); without one it
   warns after :attr:`~mf_sched.policy.Policy.stall_warning_pulls` pulls
   (:class:`~mf_sched.policy.NotStoppingWarning`).
 
-With a single fidelity this is exactly IISE with ``M = 1`` and δ/K in place of δ/(KM).
+With a single fidelity this is exactly IISE with `M = 1` and δ/K in place of δ/(KM).
 
 Parallel workers: a round is handed out at once; the next round waits for all its results.
 Semantics: *independent pulls* (each pull is a fresh sample). Adopted pulls of an active arm at the
@@ -52,7 +52,9 @@ class SuccessiveElimination(ArmSumRoundPolicy):
     """Successive Elimination (Even-Dar et al. 2006) at one fidelity, with Poiani et al.'s constants.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: confidence; the returned arm is the best one with probability ≥ 1 − δ.
         fidelity: the fidelity to sample (default: the highest, where ζ = 0 and the guarantee holds;
             any other fidelity identifies the best arm *of that fidelity*).
@@ -82,7 +84,7 @@ class SuccessiveElimination(ArmSumRoundPolicy):
         self._start()
 
     def radius(self, t: int) -> float:
-        """``B(t, δ/K)`` after ``t`` rounds."""
+        """`B(t, δ/K)` after `t` rounds."""
         return float(anytime_radius(t, self.delta / self.n_arms, self.sigma))
 
     def _next_round(self) -> tuple[np.ndarray, np.ndarray] | None:

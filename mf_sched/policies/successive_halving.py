@@ -8,19 +8,19 @@ Optimization*, JMLR 18 (2018), Algorithm 1's inner loop:
     for i = 0 .. s:  n_i = ⌊n η^{-i}⌋, r_i = r η^i;  evaluate the survivors with resource r_i;
                      keep the best ⌊n_i / η⌋.
 
-Here the resources ``r_i`` are the rungs of the fidelity ladder: rung ``i`` is fidelity
-``min_fidelity + i``, up to the highest fidelity, whatever the ratio between consecutive resources (the
+Here the resources `r_i` are the rungs of the fidelity ladder: rung `i` is fidelity
+`min_fidelity + i`, up to the highest fidelity, whatever the ratio between consecutive resources (the
 ladder, not η, fixes them; choose a geometric ladder such as epochs 1, 3, 9, 27, 81 to match the
-paper's ``r_i = r η^i``). All ``K`` arms enter the first rung; after each rung the best
-``max(1, ⌊n_i/η⌋)`` survive (the ``max(1, ·)`` keeps one arm when ``K < η^{M−1}``); the survivors of the
+paper's `r_i = r η^i`). All `K` arms enter the first rung; after each rung the best
+`max(1, ⌊n_i/η⌋)` survive (the `max(1, ·)` keeps one arm when `K < η^{M−1}`); the survivors of the
 last rung are evaluated at the highest fidelity and the best is recommended. Each arm is evaluated
-``samples_per_rung`` times per rung (1 in the papers, whose losses are deterministic; more for noisy
+`samples_per_rung` times per rung (1 in the papers, whose losses are deterministic; more for noisy
 rewards). Ties are broken at random.
 
 SH assumes nothing about ζ and gives no δ-guarantee: it is the heuristic that Optuna's and Ray's
 (A)SHA implement, included as the baseline practitioners know. Under the *resumable runs* semantics
-(an arm is a training run that advances through rungs) a survivor pays only ``λ(m) − λ(m − 1)`` per
-rung; the simulator accounts for that with ``semantics="resumable"``.
+(an arm is a training run that advances through rungs) a survivor pays only `λ(m) − λ(m − 1)` per
+rung; the simulator accounts for that with `semantics="resumable"`.
 
 Parallel workers: a rung is handed out at once; the next rung waits for all (synchronous SH).
 
@@ -53,8 +53,10 @@ class SuccessiveHalving(ArmSumRoundPolicy):
     """Synchronous Successive Halving over the ladder's rungs.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
-        eta: reduction factor η > 1 (default 3): keep the best ``⌊n/η⌋`` at each rung.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
+        eta: reduction factor η > 1 (default 3): keep the best `⌊n/η⌋` at each rung.
         samples_per_rung: evaluations of each survivor per rung (default 1).
         min_fidelity: the first rung (default 0, the cheapest fidelity).
     """
@@ -97,7 +99,7 @@ class SuccessiveHalving(ArmSumRoundPolicy):
         self._fid = self.min_fidelity if self.n_arms > 1 else self.ladder.top + 1
 
     def _bracket_finished(self, best: int) -> bool:
-        """A bracket ended with ``best``; return True when the policy is finished."""
+        """A bracket ended with `best`; return True when the policy is finished."""
         self._winner = best
         return True
 

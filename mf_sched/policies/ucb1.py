@@ -2,19 +2,19 @@
 
 Paper: P. Auer, N. Cesa-Bianchi, P. Fischer, *Finite-time Analysis of the Multiarmed Bandit Problem*,
 Machine Learning 47 (2002), Figure 1 (UCB1): play each arm once, then the arm maximising
-``x̄_j + √(2 ln n / n_j)`` for rewards in [0, 1]; generalised to σ-sub-Gaussian rewards as
-``µ̂_j + 2σ √(2 ln n / n_j)`` (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 recovers the paper).
-``n`` is the number of plays so far.
+`x̄_j + √(2 ln n / n_j)` for rewards in [0, 1]; generalised to σ-sub-Gaussian rewards as
+`µ̂_j + 2σ √(2 ln n / n_j)` (:func:`mf_sched.confidence.ucb1_bonus`; σ = 1/2 recovers the paper).
+`n` is the number of plays so far.
 
-``rho`` (optional) turns the bonus into the ψ-UCB width of Bubeck & Cesa-Bianchi (2012, §2.2), the
+`rho` (optional) turns the bonus into the ψ-UCB width of Bubeck & Cesa-Bianchi (2012, §2.2), the
 single-fidelity UCB that Kandasamy et al. (2016) compare MF-UCB with:
-``µ̂_j + ψ⁻¹(ρ ln n / n_j) = µ̂_j + σ √(2ρ ln n / n_j)`` (:func:`mf_sched.confidence.psi_ucb_width`).
-``ρ = 4`` is UCB1 itself; Kandasamy et al.'s experiments run both UCB and MF-UCB with ``ρ = 2``, so a
-like-for-like comparison passes ``rho=2`` to both.
+`µ̂_j + ψ⁻¹(ρ ln n / n_j) = µ̂_j + σ √(2ρ ln n / n_j)` (:func:`mf_sched.confidence.psi_ucb_width`).
+`ρ = 4` is UCB1 itself; Kandasamy et al.'s experiments run both UCB and MF-UCB with `ρ = 2`, so a
+like-for-like comparison passes `rho=2` to both.
 
 It is the single-fidelity baseline of the regret papers (Kandasamy et al. 2016 compare MF-UCB with
 UCB at the highest fidelity; Wang et al. 2023 §4). Objective: cumulative regret under a cost budget
-(the capital Λ); pass ``budget``. It never stops by itself.
+(the capital Λ); pass `budget`. It never stops by itself.
 
 Parallel workers (a choice, not in the paper): with pulls outstanding, the exploration bonus uses the
 count of told *plus* outstanding pulls (as if pending pulls had already shrunk the interval), so W
@@ -26,7 +26,7 @@ A given-back pull is handed out again before any new decision (the same arm: "th
 failed evaluation is redone rather than re-decided, which would depend on random tie-breaking).
 
 Cost per decision: the indices sit in a kinetic tournament (:mod:`mf_sched._kinetic`), so a pull
-updates one arm in O(log K) and the growth of ``ln n`` re-decides only the comparisons whose
+updates one arm in O(log K) and the growth of `ln n` re-decides only the comparisons whose
 certificate expires; the argmax and its ties are exactly those of recomputing every index (tested
 side by side with that recomputation).
 
@@ -60,11 +60,13 @@ class UCB1(Policy):
     """UCB1 (Auer et al. 2002) at one fidelity; regret baseline.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`. ``budget`` is the
-            capital Λ; without it the policy never finishes (the simulator then needs its own budget).
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget` (the capital Λ; without it the policy never finishes (the simulator then needs
+            its own budget)), `seed`; see :class:`~mf_sched.policy.Policy`.
         fidelity: fidelity to play (default: the highest).
-        rho: exploration constant ρ > 0 of the ψ-UCB bonus ``σ √(2ρ ln n / n_j)``; None (default) is
-            UCB1's ``2σ √(2 ln n / n_j)``, i.e. ρ = 4.
+        rho: exploration constant ρ > 0 of the ψ-UCB bonus `σ √(2ρ ln n / n_j)`; None (default) is
+            UCB1's `2σ √(2 ln n / n_j)`, i.e. ρ = 4.
     """
 
     name = "ucb1"
@@ -103,17 +105,17 @@ class UCB1(Policy):
         self._tree = KineticMax(self.n_arms, _UCB1Leaves(self._arm_stats, self.n_arms), s=self._coef_t())
 
     def _arm_stats(self, k: int) -> tuple[int, int, float]:
-        """Arm ``k`` at the working fidelity: told plays, plays counting the outstanding ones, sum of values."""
+        """Arm `k` at the working fidelity: told plays, plays counting the outstanding ones, sum of values."""
         f = self.fidelity
         return int(self._counts[k, f]), int(self._counts[k, f]) + int(self._pending[k]), float(self._sums[k, f])
 
     def _coef_t(self) -> float:
-        """The bonus coefficient of the current round, ``coefficient · √(ln n)`` (the tree's parameter)."""
+        """The bonus coefficient of the current round, `coefficient · √(ln n)` (the tree's parameter)."""
         return self._coef * math.sqrt(math.log(max(self._plays, 1)))
 
     def _touch(self, arm: int, d_pending: int, just_counted: int = 0) -> None:
-        """Update the caches after arm's pending count changed by ``d_pending`` (and its told count at the
-        working fidelity by ``just_counted``, already applied to the shared statistics)."""
+        """Update the caches after arm's pending count changed by `d_pending` (and its told count at the
+        working fidelity by `just_counted`, already applied to the shared statistics)."""
         before = int(self._counts[arm, self.fidelity]) - just_counted + int(self._pending[arm])
         self._pending[arm] += d_pending
         n_eff = before + just_counted + d_pending
@@ -122,7 +124,7 @@ class UCB1(Policy):
         self._tree.update(arm)
 
     def index(self) -> np.ndarray:
-        """Current UCB1 index of every arm (``+inf`` for arms never played nor pending, ``−inf`` for arms
+        """Current UCB1 index of every arm (`+inf` for arms never played nor pending, `−inf` for arms
         whose only plays are still outstanding)."""
         f = self.fidelity
         n = self._counts[:, f]
@@ -170,9 +172,9 @@ class UCB1(Policy):
 
 
 class _UCB1Leaves(LeafModel):
-    """UCB1's index as the kinetic tournament's leaves: ``µ̂_j + s · (1/√n_j)`` with ``s`` the round's
-    coefficient; ``+inf`` for untouched arms, ``−inf`` for arms whose only plays are outstanding.
-    ``stats(k)`` gives arm ``k``'s ``(told plays, plays with the outstanding ones, sum of values)``."""
+    """UCB1's index as the kinetic tournament's leaves: `µ̂_j + s · (1/√n_j)` with `s` the round's
+    coefficient; `+inf` for untouched arms, `−inf` for arms whose only plays are outstanding.
+    `stats(k)` gives arm `k`'s `(told plays, plays with the outstanding ones, sum of values)`."""
 
     def __init__(self, stats: Callable[[int], tuple[int, int, float]], n_arms: int) -> None:
         self.stats = stats

@@ -5,13 +5,13 @@ Exploration in Multi-armed Bandits Problems*, ALT — the uniform allocation str
 sampling rule in Tang et al. 2024). Every round pulls every arm once at the chosen fidelity (default:
 the highest); it recommends the best empirical mean. It stops:
 
-* with ``delta``: when the empirical best is separated from every other arm by the anytime radius
-  used for successive elimination, ``µ̂_best − B ≥ max_{i≠best} µ̂_i + B`` with
-  ``B = B(t, δ/K)`` (:func:`mf_sched.confidence.anytime_radius`; the same event that makes SE
+* with `delta`: when the empirical best is separated from every other arm by the anytime radius
+  used for successive elimination, `µ̂_best − B ≥ max_{i≠best} µ̂_i + B` with
+  `B = B(t, δ/K)` (:func:`mf_sched.confidence.anytime_radius`; the same event that makes SE
   δ-correct, so the answer is correct with probability ≥ 1 − δ) — a certified answer;
-* after ``rounds`` rounds (a fixed schedule), or when the ``budget`` is spent — uncertified.
+* after `rounds` rounds (a fixed schedule), or when the `budget` is spent — uncertified.
 
-At least one of ``delta``, ``rounds`` or ``budget`` is required so that it ends.
+At least one of `delta`, `rounds` or `budget` is required so that it ends.
 
 Parallel workers: a round (K pulls) is handed out at once. Semantics: independent pulls.
 
@@ -43,9 +43,11 @@ class Uniform(ArmSumRoundPolicy):
     """Uniform allocation at one fidelity, with an optional δ-stopping rule.
 
     Args:
-        n_arms, ladder, noise, budget, seed: see :class:`~mf_sched.policy.Policy`.
+        n_arms: see :class:`~mf_sched.policy.Policy`.
+        ladder: see :class:`~mf_sched.policy.Policy`.
+        **kwargs: `noise`, `budget`, `seed`; see :class:`~mf_sched.policy.Policy`.
         delta: if given, stop as soon as the best arm is certified at confidence 1 − δ.
-        rounds: if given, stop after this many rounds (``rounds × K`` pulls).
+        rounds: if given, stop after this many rounds (`rounds × K` pulls).
         fidelity: fidelity to sample (default: the highest).
     """
 

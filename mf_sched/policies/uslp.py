@@ -3,26 +3,26 @@
 Paper: *Pure Exploration for Constrained Best Mixed Arm Identification with a Fixed Budget*, arXiv
 2405.15090v1, Section 4.3 and Section 5 ("pull each arm ⌊N/K⌋ times, compute the empirical means of
 rewards and costs of all arms, and then solve the empirical version of (SFLP)"); Theorem 2 (eq. 14)
-bounds its error exponent by ``min{Δ_0², Δ_(L+2)²}/(2K)``, a factor ``K`` worse than the lower bound.
+bounds its error exponent by `min{Δ_0², Δ_(L+2)²}/(2K)`, a factor `K` worse than the lower bound.
 
-1. pull every unknown arm ``m`` times in one round;
-2. build the empirical ``µ̂``, ``Â`` over all ``K + L`` columns (eqs. 4–5);
-3. solve ``max {µ̂ᵀx : Âx = b, x ≥ 0}``; infeasible → "no feasible mixture", otherwise the optimal basis
+1. pull every unknown arm `m` times in one round;
+2. build the empirical `µ̂`, `Â` over all `K + L` columns (eqs. 4–5);
+3. solve `max {µ̂ᵀx : Âx = b, x ≥ 0}`; infeasible → "no feasible mixture", otherwise the optimal basis
    (support, slacks of non-binding constraints included) and its weights.
 
 Resolutions (USLP as described in Tang et al. 2024, §5; the paper is silent on known arms and on degenerate LP
 solutions):
 
-* ``m = ⌊N/K0⌋`` by default (``divide_by="unknown-arms"``): known arms need no pulls, so this is the
-  fairer baseline when ``K0 < K``; ``divide_by="all-arms"`` gives the paper's literal ``⌊N/K⌋``. The two
-  agree when every arm is unknown (all of the paper's experiments). The leftover ``N − K0·m`` pulls are
+* `m = ⌊N/K0⌋` by default (`divide_by="unknown-arms"`): known arms need no pulls, so this is the
+  fairer baseline when `K0 < K`; `divide_by="all-arms"` gives the paper's literal `⌊N/K⌋`. The two
+  agree when every arm is unknown (all of the paper's experiments). The leftover `N − K0·m` pulls are
   unused, as in the paper.
-* The LP is solved with ``scipy.optimize.linprog`` (HiGHS dual simplex, which returns a vertex;
-  ``solver="highs"``) and the support is ``{i : x_i > 1e-9}``; a degenerate empirical optimum
-  (probability 0 under continuous noise) then has fewer than ``L + 1`` indices and can never equal
-  ``I*``. ``solver="enumerate"`` takes the best feasible basis by exhaustive enumeration instead.
+* The LP is solved with `scipy.optimize.linprog` (HiGHS dual simplex, which returns a vertex;
+  `solver="highs"`) and the support is `{i : x_i > 1e-9}`; a degenerate empirical optimum
+  (probability 0 under continuous noise) then has fewer than `L + 1` indices and can never equal
+  `I*`. `solver="enumerate"` takes the best feasible basis by exhaustive enumeration instead.
 
-Parallel workers: the single round (``K0·m`` pulls) is handed out at once. Semantics: independent
+Parallel workers: the single round (`K0·m` pulls) is handed out at once. Semantics: independent
 pulls. The recommendation is a :class:`~mf_sched.constrained.mixture.Mixture`, as for
 :class:`~mf_sched.policies.sfsr.SFSR`.
 
@@ -60,10 +60,12 @@ class USLP(MixturePolicy):
     """Uniform sampling followed by the empirical LP (the paper's baseline).
 
     Args:
-        n_arms, ladder, thresholds, pull_budget, known_rewards, known_costs, noise, budget, seed: see
+        n_arms: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        ladder: see :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
+        **kwargs: `thresholds`, `pull_budget`, `known_rewards`, `known_costs`, `noise`, `budget`, `seed`; see
             :class:`~mf_sched.policies._mixture_base.MixturePolicy`.
-        divide_by: ``"unknown-arms"`` (``⌊N/K0⌋`` pulls per arm, default) or ``"all-arms"`` (``⌊N/K⌋``).
-        solver: ``"highs"`` (``linprog``, default) or ``"enumerate"`` (exhaustive basis enumeration).
+        divide_by: `"unknown-arms"` (`⌊N/K0⌋` pulls per arm, default) or `"all-arms"` (`⌊N/K⌋`).
+        solver: `"highs"` (`linprog`, default) or `"enumerate"` (exhaustive basis enumeration).
     """
 
     name = "uslp"

@@ -1,22 +1,24 @@
 """The curve-aware bound: how much a run can still improve after a rung, *given its own curve so far*.
 
-The racing rule (:mod:`mf_sched.rungs`, ``rule="race"``) stops run ``i`` at rung ``m`` once the optimistic bound on
-its final value falls below the best final value recorded so far, ``U_i < L``. It is wrong only if it stops the
+The racing rule (:mod:`mf_sched.rungs`, `rule="race"`) stops run `i` at rung `m` once the optimistic bound on
+its final value falls below the best final value recorded so far, `U_i < L`. It is wrong only if it stops the
 run that a full-fidelity search would have returned (the *winner*), so the bound has to cover the winner's
-improvement after rung ``m`` — not every run's, which is what the papers' ζ(m) bounds (Poiani et al. 2022 §2,
+improvement after rung `m` — not every run's, which is what the papers' ζ(m) bounds (Poiani et al. 2022 §2,
 Eq. 1; Kandasamy et al. 2016 §2). :class:`~mf_sched.race.RaceBias` does this with one number per fraction of
 training (ζ⁺); this module makes the number depend on the run's own curve:
 
-    ``U_i(m) = v_i(m) + ĝ(x_i(m))``,   ``ĝ(x) = q_hi(x) + λ · max(q_hi(x) − q_med(x), w_min)``
+```text
+U_i(m) = v_i(m) + ĝ(x_i(m)),   ĝ(x) = q_hi(x) + λ · max(q_hi(x) − q_med(x), w_min)
+```
 
-where ``x_i(m)`` are the run's features at the rung — how far into training it is (``log f``), its value
-``v`` (its distance to the ideal, on a log scale, for a loss) and its slope per log-epoch since the previous
-rung ``s = (v(m) − v(m−1)) / log(f_m / f_{m−1})`` (a fraction of the remaining loss for a loss) — and
-``q_hi`` / ``q_med`` are linear quantile models (levels ``tau`` and 0.5) of the improvement ``v(M) − v(m)``
-(absolute form) or ``(v(M) − v(m)) / (ideal − v(m))`` capped to [0, 1] (relative form). A run that is still
+where `x_i(m)` are the run's features at the rung — how far into training it is (`log f`), its value
+`v` (its distance to the ideal, on a log scale, for a loss) and its slope per log-epoch since the previous
+rung `s = (v(m) − v(m−1)) / log(f_m / f_{m−1})` (a fraction of the remaining loss for a loss) — and
+`q_hi` / `q_med` are linear quantile models (levels `tau` and 0.5) of the improvement `v(M) − v(m)`
+(absolute form) or `(v(M) − v(m)) / (ideal − v(m))` capped to [0, 1] (relative form). A run that is still
 climbing gets a wider bound than one that has flattened. Each model is fitted on the learning curves of many
-tasks with every configuration weighted by its probability of being the best of ``K`` random configurations
-(so it describes the run that matters), and ``λ`` is **one conformal step over tasks** that makes the bound
+tasks with every configuration weighted by its probability of being the best of `K` random configurations
+(so it describes the run that matters), and `λ` is **one conformal step over tasks** that makes the bound
 hold *jointly over the rungs* of the winner's curve (conformalised quantile regression, Romano, Patterson,
 Candès 2019, NeurIPS, §3, with the score normalised by the interval width; the exchangeable unit is the
 *task*, as in Dunn, Wasserman, Ramdas 2022, JASA, "two-layer hierarchical" conformal prediction). Fitting:
@@ -25,10 +27,10 @@ LCBench, TaskSet, DeepOBS and AlgoPerf curves): :func:`shipped_curve_bound`.
 
 **What the bound is about.** It is calibrated on *observed* curves (seed noise included), and the quantity it
 covers is the observed final value of the runs a full search would call good: the miss event of a task is
-"every run within ``tolerance`` of the best observed final value of a random ``K``-subset exceeds its bound at
-some rung". So no confidence radius is stacked on top: with probability ``≥ 1 − α`` over tasks that are
+"every run within `tolerance` of the best observed final value of a random `K`-subset exceeds its bound at
+some rung". So no confidence radius is stacked on top: with probability `≥ 1 − α` over tasks that are
 exchangeable with the calibration tasks, racing keeps at least one run whose observed final value is within
-``tolerance`` (relative) of the full search's answer (proof: :mod:`mf_sched.rungs`).
+`tolerance` (relative) of the full search's answer (proof: :mod:`mf_sched.rungs`).
 
 Example:
     >>> b = shipped_curve_bound("unit").select(n_arms=24, alpha=0.05, tolerance=0.005)
@@ -73,13 +75,13 @@ _TINY = 1e-9
 def design(
     value: Any, prev: Any, frac: Any, prev_frac: Any, *, form: str, ideal: float | None, slope_clip: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The feature rows of runs at a rung (vectorised): ``(X, has_prev)``.
+    """The feature rows of runs at a rung (vectorised): `(X, has_prev)`.
 
-    ``value`` / ``prev`` are scores (maximised) at fractions ``frac`` / ``prev_frac`` of training (``prev`` NaN:
-    the run's first rung). ``X`` has the columns :data:`FEATURES`: 1, the *level* (the value itself, or for the
-    relative form ``log(ideal − value)``) and the *slope* per log-epoch since the previous rung (for the
-    relative form, as a fraction of ``ideal − value``); for a first rung the slope is 0 and ``has_prev`` is
-    False (the first-rung model over :data:`FEATURES_FIRST` applies). The slope is clipped to ``±slope_clip``
+    `value` / `prev` are scores (maximised) at fractions `frac` / `prev_frac` of training (`prev` NaN:
+    the run's first rung). `X` has the columns :data:`FEATURES`: 1, the *level* (the value itself, or for the
+    relative form `log(ideal − value)`) and the *slope* per log-epoch since the previous rung (for the
+    relative form, as a fraction of `ideal − value`); for a first rung the slope is 0 and `has_prev` is
+    False (the first-rung model over :data:`FEATURES_FIRST` applies). The slope is clipped to `±slope_clip`
     (the range the models were fitted on), so a jump never extrapolates a model.
     """
     v = np.asarray(value, dtype=float)
@@ -103,7 +105,7 @@ def design(
 
 
 def _interp_coef(grid: np.ndarray, coef: np.ndarray, frac: np.ndarray) -> np.ndarray:
-    """Coefficients at ``frac``: linear in ``log f`` between the fitted grid fractions, constant beyond the ends."""
+    """Coefficients at `frac`: linear in `log f` between the fitted grid fractions, constant beyond the ends."""
     lg = np.log(grid)
     lf = np.clip(np.log(np.asarray(frac, dtype=float)), lg[0], lg[-1])
     if grid.size == 1:
@@ -128,21 +130,23 @@ class CurveBoundFit:
     and the package data holds. Use :meth:`select` to get the :class:`CurveBound` of a study.
 
     Attributes:
-        family: the metric family (``"unit"``, ``"loss"``, or your own name).
-        form: ``"absolute"`` (improvement in metric units) or ``"relative"`` (a fraction of the distance to
-            ``ideal``).
+        family: the metric family (`"unit"`, `"loss"`, or your own name).
+        form: `"absolute"` (improvement in metric units) or `"relative"` (a fraction of the distance to
+            `ideal`).
         ideal: the best attainable score (maximisation orientation; relative form only).
-        n_arms: the study sizes ``K`` the models were fitted for (increasing).
-        tau: the level of the upper quantile model ``q_hi``.
+        n_arms: the study sizes `K` the models were fitted for (increasing).
+        tau: the level of the upper quantile model `q_hi`.
         grid: the fractions of training the models with a slope were fitted at (coefficients are interpolated
-            linearly in ``log f`` between them and held constant beyond the ends).
+            linearly in `log f` between them and held constant beyond the ends).
         grid_first: the fractions the first-rung models were fitted at.
-        hi, med: ``[K][grid point]``: the coefficients of ``q_hi`` / ``q_med`` over :data:`FEATURES`.
-        hi_first, med_first: ``[K][grid_first point]``: the first-rung models over :data:`FEATURES_FIRST`.
-        alphas, tolerances: the grid of all-rung miss rates α and relative tolerances the conformal step was
-            computed for.
-        lam: ``lam[k][l][a][t]``: the conformal multiplier λ for ``n_arms[k]``, ``ladders[l]``, ``alphas[a]``,
-            ``tolerances[t]``.
+        hi: `[K][grid point]`: the coefficients of `q_hi` over :data:`FEATURES`.
+        med: `[K][grid point]`: the coefficients of `q_med` over :data:`FEATURES`.
+        hi_first: `[K][grid_first point]`: the first-rung models of `q_hi` over :data:`FEATURES_FIRST`.
+        med_first: `[K][grid_first point]`: the first-rung models of `q_med` over :data:`FEATURES_FIRST`.
+        alphas: the grid of all-rung miss rates α the conformal step was computed for.
+        tolerances: the grid of relative tolerances the conformal step was computed for.
+        lam: `lam[k][l][a][t]`: the conformal multiplier λ for `n_arms[k]`, `ladders[l]`, `alphas[a]`,
+            `tolerances[t]`.
         w_min: the smallest interval width used to normalise scores.
         slope_clip: the slope range of the features.
         ladders: the canonical ladders (rung fractions below the top) coverage was made joint over.
@@ -210,8 +214,8 @@ class CurveBoundFit:
         """The canonical ladder a study's rungs (fractions of training below the top) are calibrated by: the
         one whose first rung is nearest the study's (in log; its first rung is read by the first-rung model, the
         others with their slope, as the study's are), provided it has at least as many rungs — joint coverage
-        over more rungs needs a larger λ. ``-1`` when none fits (more rungs than any canonical ladder from a
-        first rung that near, or ``None``): :meth:`select` then uses the largest λ over the canonical ladders."""
+        over more rungs needs a larger λ. `-1` when none fits (more rungs than any canonical ladder from a
+        first rung that near, or `None`): :meth:`select` then uses the largest λ over the canonical ladders."""
         if fractions is None:
             return -1
         fr = [float(f) for f in fractions if 0 < float(f) < 1]
@@ -230,16 +234,16 @@ class CurveBoundFit:
         offset: float = 0.0,
         scale: float = 1.0,
     ) -> CurveBound:
-        """The bound of a study of ``n_arms`` configurations (``None``: open-ended) with all-rung miss rate
-        ``alpha`` and relative ``tolerance``, on rungs at ``fractions`` of training (below the top; ``None``:
+        """The bound of a study of `n_arms` configurations (`None`: open-ended) with all-rung miss rate
+        `alpha` and relative `tolerance`, on rungs at `fractions` of training (below the top; `None`:
         the most conservative canonical ladder).
 
-        Conservative choices where the grid has no exact entry: the largest fitted ``K`` at or below
-        ``n_arms`` (the best of fewer configurations is further from the top and improves more; the smallest
-        ``K`` when ``n_arms`` is None or below the grid), the largest ``alpha`` at or below the one asked for
+        Conservative choices where the grid has no exact entry: the largest fitted `K` at or below
+        `n_arms` (the best of fewer configurations is further from the top and improves more; the smallest
+        `K` when `n_arms` is None or below the grid), the largest `alpha` at or below the one asked for
         and the largest tolerance at or below it (a smaller α or tolerance never gives a smaller λ); λ of the
-        canonical ladder that matches the rungs (:meth:`ladder_index`), or the largest over them. ``offset`` /
-        ``scale``: how the study's scores map to the family's units (see :class:`CurveBound`)."""
+        canonical ladder that matches the rungs (:meth:`ladder_index`), or the largest over them. `offset` /
+        `scale`: how the study's scores map to the family's units (see :class:`CurveBound`)."""
         alpha = check_fraction("alpha", alpha)
         if not 0 <= float(tolerance) < 1:
             raise ValueError(f"tolerance = {tolerance!r} is out of range; accepted: 0 <= tolerance < 1")
@@ -351,23 +355,32 @@ class CurveBoundFit:
 
 @dataclass(frozen=True)
 class CurveBound:
-    """The curve-aware bound of one study (see the module docstring): ``ĝ(x) = q_hi(x) + λ · width(x)``.
+    """The curve-aware bound of one study (see the module docstring): `ĝ(x) = q_hi(x) + λ · width(x)`.
 
     Build it with :meth:`CurveBoundFit.select` (or :func:`shipped_curve_bound`); its methods are vectorised
-    over runs. Scores are maximised (adapters negate losses); ``ideal`` is in that orientation.
+    over runs. Scores are maximised (adapters negate losses); `ideal` is in that orientation.
 
     Attributes:
-        family, form, ideal: see :class:`CurveBoundFit`.
-        n_arms, alpha, tolerance: the study size, all-rung miss rate and relative tolerance it was selected for.
-        grid, grid_first, hi, med, hi_first, med_first: the quantile models (see :class:`CurveBoundFit`; here
-            for one ``K``: ``[grid point][feature]``).
+        family: see :class:`CurveBoundFit`.
+        form: see :class:`CurveBoundFit`.
+        ideal: see :class:`CurveBoundFit`.
+        n_arms: the study size it was selected for.
+        alpha: the all-rung miss rate it was selected for.
+        tolerance: the relative tolerance it was selected for.
+        grid: see :class:`CurveBoundFit`; here for one `K`.
+        grid_first: see :class:`CurveBoundFit`; here for one `K`.
+        hi: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
+        med: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
+        hi_first: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
+        med_first: see :class:`CurveBoundFit`; here for one `K`: `[grid point][feature]`.
         lam: the conformal multiplier λ (raised by :meth:`raised` when a study's own curve exceeds the bound).
-        w_min, slope_clip: see :class:`CurveBoundFit`.
+        w_min: see :class:`CurveBoundFit`.
+        slope_clip: see :class:`CurveBoundFit`.
         source: where it comes from (shown in certificates).
         raised_by: the runs of the study whose curves exceeded the bound and raised λ (empty: none).
-        offset, scale: the study's scores are read as ``(score − offset) / scale`` in the family's units (a
-            percentage: scale 100; an error rate, minimised: offset −1, so that ``1 − error`` is read like an
-            accuracy); the bounds come back in the study's units.
+        offset: `offset` of the map `(score − offset) / scale` (an accuracy: 0; a percentage: 0; an error rate,
+            minimised: −1, so that `1 − error` reads like an accuracy; a percent error: −100).
+        scale: `scale` of the map (an accuracy: 1; a percentage: 100; an error rate: 1; a percent error: 100).
     """
 
     family: str
@@ -410,7 +423,7 @@ class CurveBound:
         object.__setattr__(self, "_py", py)
 
     def gain_one(self, value: float, prev: float, frac: float, prev_frac: float) -> tuple[float, float]:
-        """``(gain, typical)`` of one run (plain floats; ``prev`` NaN: its first rung) — the same numbers as
+        """`(gain, typical)` of one run (plain floats; `prev` NaN: its first rung) — the same numbers as
         :meth:`gain` and :meth:`typical`, without NumPy's per-call overhead."""
         lg, hi, med, lg0, hi0, med0 = self._py  # type: ignore[attr-defined]
         value, prev = (value - self.offset) / self.scale, (prev - self.offset) / self.scale
@@ -477,9 +490,9 @@ class CurveBound:
         return np.clip(q, 0.0, 1.0) * room * self.scale
 
     def gain(self, value: Any, prev: Any, frac: Any, prev_frac: Any) -> Any:
-        """The bound on the improvement still to come after a rung at fraction ``frac`` of training, for a run
-        with ``value`` there and ``prev`` at ``prev_frac`` (NaN: its first rung); in metric units, ``≥ 0``.
-        ``inf`` (no bound: nothing is stopped there) at a fraction earlier than every fitted one."""
+        """The bound on the improvement still to come after a rung at fraction `frac` of training, for a run
+        with `value` there and `prev` at `prev_frac` (NaN: its first rung); in metric units, `≥ 0`.
+        `inf` (no bound: nothing is stopped there) at a fraction earlier than every fitted one."""
         hi, med = self._quantiles(value, prev, frac, prev_frac)
         q = hi + self.lam * np.maximum(hi - med, self.w_min)
         out = np.maximum(self._to_metric(q, value), 0.0)
@@ -487,15 +500,15 @@ class CurveBound:
         return float(out) if np.ndim(out) == 0 else out
 
     def typical(self, value: Any, prev: Any, frac: Any, prev_frac: Any) -> Any:
-        """The median improvement still to come (``q_med``), in metric units — for estimates and the promotion
+        """The median improvement still to come (`q_med`), in metric units — for estimates and the promotion
         order, never for a decision with a guarantee."""
         _, med = self._quantiles(value, prev, frac, prev_frac)
         out = self._to_metric(med, value)
         return float(out) if np.ndim(out) == 0 else out
 
     def score(self, value: Any, prev: Any, frac: Any, prev_frac: Any, final: Any) -> Any:
-        """The conformal score of an observed improvement: ``(target − q_hi) / width`` where the target is
-        ``final − value`` (relative form: that over ``ideal − value``, capped to [0, 1]). A run's curve exceeds
+        """The conformal score of an observed improvement: `(target − q_hi) / width` where the target is
+        `final − value` (relative form: that over `ideal − value`, capped to [0, 1]). A run's curve exceeds
         the bound at a rung exactly when its score there is above :attr:`lam`."""
         hi, med = self._quantiles(value, prev, frac, prev_frac)
         v = (np.asarray(value, dtype=float) - self.offset) / self.scale
@@ -507,7 +520,7 @@ class CurveBound:
         return float(out) if np.ndim(out) == 0 else out
 
     def raised(self, lam: float, by: Sequence[Any]) -> CurveBound:
-        """A copy with λ raised to ``lam`` (never lowered) because the runs ``by`` exceeded the bound."""
+        """A copy with λ raised to `lam` (never lowered) because the runs `by` exceeded the bound."""
         if not lam > self.lam:
             return self
         return dataclasses.replace(self, lam=float(lam), raised_by=tuple(dict.fromkeys((*self.raised_by, *by))))
@@ -590,10 +603,10 @@ def curve_bound_families() -> dict[str, str]:
 
 
 def shipped_curve_bound(family: str) -> CurveBoundFit:
-    """The curve bound shipped with mf-sched for a metric ``family`` (``"unit"``: metrics in [0, 1], absolute;
-    ``"loss"``: non-negative losses, relative to the ideal 0), made by ``python -m benchmarks.curve_bound``
+    """The curve bound shipped with mf-sched for a metric `family` (`"unit"`: metrics in [0, 1], absolute;
+    `"loss"`: non-negative losses, relative to the ideal 0), made by `python -m benchmarks.curve_bound`
     from LCBench, TaskSet, DeepOBS and AlgoPerf curves; its provenance (sources, tasks, held-out coverage per
-    task and per left-out source) is in ``provenance``.
+    task and per left-out source) is in `provenance`.
 
     >>> sorted(curve_bound_families())
     ['loss', 'unit']

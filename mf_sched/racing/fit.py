@@ -2,33 +2,33 @@
 
 Input: per task, the *observed* curves of its configurations at a common set of fractions of training (one
 observed run per configuration, seed noise included; :func:`observed_runs` reads them from
-:class:`~mf_sched.curves.learning_curves.LearningCurves`). Steps, for every study size ``K`` in ``n_arms``:
+:class:`~mf_sched.curves.learning_curves.LearningCurves`). Steps, for every study size `K` in `n_arms`:
 
 1. **Whose curve.** Every configuration of a task is weighted by its probability of being the best of a
-   uniformly random ``K``-subset by observed final value, ``C(j − 1, K − 1) / C(n, K)`` for the ``j``-th
-   smallest of ``n`` (:func:`best_of_k_weights`), and ``per_task`` configurations are drawn with these
+   uniformly random `K`-subset by observed final value, `C(j − 1, K − 1) / C(n, K)` for the `j`-th
+   smallest of `n` (:func:`best_of_k_weights`), and `per_task` configurations are drawn with these
    probabilities (importance resampling, so the linear programs stay small); every task weighs the same.
-2. **Two linear quantile models** of the improvement after a rung, at levels ``tau`` and 0.5, over the rungs of
+2. **Two linear quantile models** of the improvement after a rung, at levels `tau` and 0.5, over the rungs of
    a few canonical ladders (geometric, reduction factor 3, first rung at 1.2–4% of training), with and
    without a previous rung. The check-loss minimisation is the linear program of Koenker & Bassett 1978
-   (*Econometrica* 46(1), "Regression quantiles"), solved by SciPy's HiGHS (``scipy.optimize.linprog``):
-   exact, deterministic, and it keeps the core to numpy + scipy (scikit-learn's ``QuantileRegressor`` solves
+   (*Econometrica* 46(1), "Regression quantiles"), solved by SciPy's HiGHS (`scipy.optimize.linprog`):
+   exact, deterministic, and it keeps the core to numpy + scipy (scikit-learn's `QuantileRegressor` solves
    the same program with the same solver; gradient-boosted quantiles would need a model format the core
    cannot evaluate in microseconds).
 3. **One conformal step over tasks, jointly over the rungs of a ladder.** A configuration's score is the
    largest normalised exceedance over the rungs of a ladder, computed with models fitted *without* its task
-   (the tasks are split into ``cv_folds`` groups: cross-conformal, Vovk 2015, *Annals of Mathematics and
-   Artificial Intelligence* 74; in-sample residuals would make λ too small), ``max_m (g(m) − q_hi(m)) /
-   width(m)``. The miss event of one study (a random ``K``-subset of a task) is that *every* configuration
-   within ``tolerance`` of the subset's best final value has a score above λ; its score is the smallest score
-   among those good configurations. λ is the ``(1 − α)(1 + 1/n)``-quantile of these study scores pooled over
-   the ``n`` tasks (each task weighing ``1/n``; the pooled-CDF form of two-layer conformal prediction, Dunn, Wasserman,
+   (the tasks are split into `cv_folds` groups: cross-conformal, Vovk 2015, *Annals of Mathematics and
+   Artificial Intelligence* 74; in-sample residuals would make λ too small), `max_m (g(m) − q_hi(m)) /
+   width(m)`. The miss event of one study (a random `K`-subset of a task) is that *every* configuration
+   within `tolerance` of the subset's best final value has a score above λ; its score is the smallest score
+   among those good configurations. λ is the `(1 − α)(1 + 1/n)`-quantile of these study scores pooled over
+   the `n` tasks (each task weighing `1/n`; the pooled-CDF form of two-layer conformal prediction, Dunn, Wasserman,
    Ramdas 2022, JASA, §3), per canonical ladder (a study uses the one that matches its rungs,
-   :meth:`~mf_sched.racing.curve_bound.CurveBoundFit.select`). Computed on a grid of ``alphas`` and
-   ``tolerances``.
+   :meth:`~mf_sched.racing.curve_bound.CurveBoundFit.select`). Computed on a grid of `alphas` and
+   `tolerances`.
 
 :func:`miss_rate` measures the all-rung miss rate of a fitted bound on held-out tasks (the acceptance test:
-leave-task-out and leave-source-out, ``benchmarks/curve_bound.py``).
+leave-task-out and leave-source-out, `benchmarks/curve_bound.py`).
 
 Example:
     >>> rng = np.random.default_rng(0)
@@ -75,8 +75,8 @@ FIRST_RUNGS = (0.02, 1 / 27, 0.06, 1 / 9, 0.18, 1 / 3)
 
 
 def canonical_ladder(first: float, eta: float = 3.0) -> tuple[float, ...]:
-    """The rungs below the top of a geometric ladder from ``first``: ``first · η^k`` while below ``1/√η`` (as
-    :func:`mf_sched.integrations._common.auto_resources` drops a rung within ``√η`` of the top).
+    """The rungs below the top of a geometric ladder from `first`: `first · η^k` while below `1/√η` (as
+    :func:`mf_sched.integrations._common.auto_resources` drops a rung within `√η` of the top).
 
     >>> [round(f, 3) for f in canonical_ladder(0.02)], [round(f, 3) for f in canonical_ladder(1 / 9)]
     ([0.02, 0.06, 0.18, 0.54], [0.111, 0.333])
@@ -96,7 +96,7 @@ MIN_TASKS = 5
 
 
 def best_of_k_weights(final: Any, n_arms: int) -> np.ndarray:
-    """``P(configuration is the best of a uniformly random K-subset)`` by ``final`` value (ties: by position).
+    """`P(configuration is the best of a uniformly random K-subset)` by `final` value (ties: by position).
 
     >>> best_of_k_weights([0.1, 0.3, 0.2], 2).round(3).tolist()
     [0.0, 0.667, 0.333]
@@ -115,7 +115,7 @@ def best_of_k_weights(final: Any, n_arms: int) -> np.ndarray:
 
 
 def quantile_regression(X: np.ndarray, y: np.ndarray, tau: float, weights: np.ndarray | None = None) -> np.ndarray:
-    """Weighted linear quantile regression at level ``tau``: ``argmin_b Σ w_i ρ_tau(y_i − X_i b)`` as the linear
+    """Weighted linear quantile regression at level `tau`: `argmin_b Σ w_i ρ_tau(y_i − X_i b)` as the linear
     program of Koenker & Bassett (1978), solved by HiGHS.
 
     >>> X = np.c_[np.ones(5), np.arange(5.0)]
@@ -140,11 +140,11 @@ def quantile_regression(X: np.ndarray, y: np.ndarray, tau: float, weights: np.nd
 def observed_runs(
     curves: Any, fractions: Sequence[float], *, seed: int = 0, noise: float = 0.0
 ) -> dict[Any, np.ndarray]:
-    """Per task, one observed curve per configuration at ``fractions`` of training (score orientation).
+    """Per task, one observed curve per configuration at `fractions` of training (score orientation).
 
-    ``curves`` is a :class:`~mf_sched.curves.learning_curves.LearningCurves` with fidelities as fractions of each
+    `curves` is a :class:`~mf_sched.curves.learning_curves.LearningCurves` with fidelities as fractions of each
     run (:meth:`~mf_sched.curves.learning_curves.LearningCurves.to_fraction`). Where a configuration has several
-    seeds one is drawn at random (an observed run carries its seed noise); ``noise`` adds Gaussian noise of that
+    seeds one is drawn at random (an observed run carries its seed noise); `noise` adds Gaussian noise of that
     standard deviation (for curves that are means, e.g. a surrogate's). A fraction that fewer than 90% of a task's
     configurations reach (a run that first reports at 2% has no value at 1%) is NaN for the whole task; the
     configurations without a value at the task's other fractions are left out."""
@@ -171,7 +171,7 @@ def observed_runs(
 
 
 def _rows(obs: np.ndarray, fractions: np.ndarray, ladder: Sequence[float]) -> list[tuple[int, int, int]]:
-    """(column of the rung, column of the previous rung or −1) for a ladder, on the columns of ``fractions``."""
+    """(column of the rung, column of the previous rung or −1) for a ladder, on the columns of `fractions`."""
     col = {round(float(f), 9): i for i, f in enumerate(fractions)}
     out = []
     for m, f in enumerate(ladder):
@@ -190,8 +190,8 @@ def _features(obs: np.ndarray, fractions: np.ndarray, c: int, p: int, form: str,
 
 def _stack(drawn: list[np.ndarray], fractions: np.ndarray, c: int, p: int, form: str, ideal: float | None,
            clip: float) -> tuple[np.ndarray | None, np.ndarray]:  # fmt: skip
-    """The regression rows of rung column ``c`` (previous rung ``p``, −1: none) over the tasks that have both;
-    ``(None, …)`` when fewer than :data:`MIN_TASKS` tasks do."""
+    """The regression rows of rung column `c` (previous rung `p`, −1: none) over the tasks that have both;
+    `(None, …)` when fewer than :data:`MIN_TASKS` tasks do."""
     Xs, ys = [], []
     for o in drawn:
         if np.isnan(o[0, c]) or (p >= 0 and np.isnan(o[0, p])):
@@ -206,7 +206,7 @@ def _stack(drawn: list[np.ndarray], fractions: np.ndarray, c: int, p: int, form:
 
 def _fit_models(drawn: list[np.ndarray], fr: np.ndarray, first_cols: list[int], slope_pairs: dict[int, int],
                 form: str, ideal: float | None, clip: float, tau: float) -> tuple[np.ndarray, ...] | None:  # fmt: skip
-    """``(grid, hi, med, grid_first, hi_first, med_first)`` fitted on the drawn configurations of some tasks."""
+    """`(grid, hi, med, grid_first, hi_first, med_first)` fitted on the drawn configurations of some tasks."""
     n0 = len(FEATURES_FIRST)
     grid, hi, med, grid0, hi0, med0 = [], [], [], [], [], []
     for c in first_cols:  # the first-rung models learn from every rung (read without a slope)
@@ -238,7 +238,7 @@ def ladder_scores(
     bound: CurveBound, obs: np.ndarray, fractions: Sequence[float], ladder: Sequence[float]
 ) -> np.ndarray:
     """Every configuration's score on a ladder: the largest normalised exceedance over its rungs
-    (:meth:`CurveBound.score`); its curve stays within the bound at every rung iff the score is ``≤ λ``."""
+    (:meth:`CurveBound.score`); its curve stays within the bound at every rung iff the score is `≤ λ`."""
     fr = np.asarray(fractions, dtype=float)
     s = np.full(obs.shape[0], -np.inf)
     final = obs[:, -1]
@@ -251,8 +251,8 @@ def ladder_scores(
 
 def _study_scores(scores: np.ndarray, final: np.ndarray, n_arms: int, tols: Sequence[float], draws: int,
                   rng: np.random.Generator) -> np.ndarray:  # fmt: skip
-    """For ``draws`` random K-subsets: the smallest score among the configurations within each tolerance of the
-    subset's best final value, ``(draws, len(tols))``."""
+    """For `draws` random K-subsets: the smallest score among the configurations within each tolerance of the
+    subset's best final value, `(draws, len(tols))`."""
     n = final.size
     k = min(n_arms, n)
     pick = np.argsort(rng.random((draws, n)), axis=1)[:, :k] if k < n else np.broadcast_to(np.arange(n), (draws, n))
@@ -268,7 +268,7 @@ def _study_scores(scores: np.ndarray, final: np.ndarray, n_arms: int, tols: Sequ
 
 def _complete(a: Any, n_cols: int) -> np.ndarray:
     """A task's table with its incomplete configurations left out: every column the task has (not all NaN)
-    must be finite, and the last one always; ``(0, n_cols)`` when the shape is wrong."""
+    must be finite, and the last one always; `(0, n_cols)` when the shape is wrong."""
     x = np.asarray(a, dtype=float)
     if x.ndim != 2 or x.shape[1] != n_cols:
         return np.zeros((0, n_cols))
@@ -278,12 +278,12 @@ def _complete(a: Any, n_cols: int) -> np.ndarray:
 
 
 def _covers(obs: np.ndarray, fractions: np.ndarray, ladder: Sequence[float]) -> bool:
-    """Whether the task has values at every rung of ``ladder``."""
+    """Whether the task has values at every rung of `ladder`."""
     return all(not np.isnan(obs[0, c]) and (p < 0 or not np.isnan(obs[0, p])) for c, p in _rows(obs, fractions, ladder))
 
 
 def _pooled_quantile(per_task: list[np.ndarray], level: float) -> float:
-    """The ``level``-quantile (inverted CDF) of the task mixture (each task weighing the same)."""
+    """The `level`-quantile (inverted CDF) of the task mixture (each task weighing the same)."""
     vals = np.concatenate(per_task)
     w = np.concatenate([np.full(a.size, 1.0 / (a.size * len(per_task))) for a in per_task])
     o = np.argsort(vals, kind="stable")
@@ -315,21 +315,22 @@ def fit_curve_bound(
     """Fit the curve-aware bound (see the module docstring).
 
     Args:
-        tasks: per task, observed scores (maximised) of its configurations, ``(configurations, fractions)``
+        tasks: per task, observed scores (maximised) of its configurations, `(configurations, fractions)`
             (:func:`observed_runs`); at least 2 tasks.
         fractions: the fractions of training of the columns, increasing, the last 1.0; every rung of the
-            ``ladders`` must be among them.
+            `ladders` must be among them.
         family: the name the fit is stored under.
-        form: ``"absolute"`` or ``"relative"`` (needs ``ideal``, the best attainable score in the maximised
-            orientation, e.g. 0 for a negated loss).
-        n_arms: the study sizes ``K`` to fit for.
+        form: `"absolute"` or `"relative"` (needs `ideal`).
+        ideal: the best attainable score in the maximised orientation, e.g. 0 for a negated loss (`"relative"`).
+        n_arms: the study sizes `K` to fit for.
         tau: level of the upper quantile model.
-        alphas, tolerances: the grid of all-rung miss rates and relative tolerances to compute λ for.
+        alphas: the grid of all-rung miss rates to compute λ for.
+        tolerances: the grid of relative tolerances to compute λ for.
         ladders: the rungs (fractions below 1) over which coverage is joint; λ is the largest over them.
-        per_task: configurations drawn per task and ``K`` for the regressions. draws: random ``K``-subsets per
-            task for λ.
+        per_task: configurations drawn per task and `K` for the regressions.
+        draws: random `K`-subsets per task for λ.
         w_min: the smallest interval width (default 0.005 absolute, 0.02 relative).
-        slope_clip: the slope features are clipped to ``±slope_clip``.
+        slope_clip: the slope features are clipped to `±slope_clip`.
         seed: seeds the draws (the fit is a function of its arguments).
         cv_folds: groups of tasks for the cross-conformal step (a task's scores come from models fitted on
             the other groups, so that λ is not computed on the residuals the models were fitted to).
@@ -433,13 +434,13 @@ def miss_rate(
     per_task: bool = False,
     by_ladder: bool = False,
 ) -> Any:
-    """The all-rung miss rate of a fitted bound on (held-out) ``tasks``: the share of random ``n_arms``-subsets in
-    which every configuration within ``tolerance`` of the best final value exceeds the bound at some rung of a
-    ladder (each of ``fit.ladders`` with the λ a study on it would use).
+    """The all-rung miss rate of a fitted bound on (held-out) `tasks`: the share of random `n_arms`-subsets in
+    which every configuration within `tolerance` of the best final value exceeds the bound at some rung of a
+    ladder (each of `fit.ladders` with the λ a study on it would use).
 
-    Returns the mean over tasks of the worst rate over the ladders a task reaches (``per_task=True``: the
-    per-task worst rates, NaN for a task that reaches no ladder); ``by_ladder=True``: the mean over tasks for each
-    ladder instead, ``(len(fit.ladders),)`` (NaN for a ladder no task reaches)."""
+    Returns the mean over tasks of the worst rate over the ladders a task reaches (`per_task=True`: the
+    per-task worst rates, NaN for a task that reaches no ladder); `by_ladder=True`: the mean over tasks for each
+    ladder instead, `(len(fit.ladders),)` (NaN for a ladder no task reaches)."""
     fr = np.asarray(fractions, dtype=float)
     rng = np.random.default_rng(seed)
     table = np.full((len(tasks), len(fit.ladders)), np.nan)

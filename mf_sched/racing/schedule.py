@@ -1,19 +1,19 @@
 """The anytime schedule of racing: which run to train next, so that stopping at any moment is no worse than ASHA.
 
-Racing (:mod:`mf_sched.rungs`, ``rule="race"``) decides which runs may be *stopped for good*; it does not say
+Racing (:mod:`mf_sched.rungs`, `rule="race"`) decides which runs may be *stopped for good*; it does not say
 which run to train next. The order matters for a user who stops the study early: a best-first order (the most
 promising run to the top first, as the racing rule's certificate wants) spends its first epochs on few runs,
 while ASHA (Li et al. 2020, *A System for Massively Parallel Hyperparameter Tuning*, MLSys, Algorithm 2) looks
 at many runs cheaply first. The anytime schedule does both, in this order of preference at every free worker:
 
-1. **promote** (ASHA): a run paused at rung ``m`` whose value is among the best ``max(1, ⌊n_m / η⌋)`` of the
-   ``n_m`` values recorded at ``m`` goes up one rung — the highest such rung first, then the best value
+1. **promote** (ASHA): a run paused at rung `m` whose value is among the best `max(1, ⌊n_m / η⌋)` of the
+   `n_m` values recorded at `m` goes up one rung — the highest such rung first, then the best value
    (:meth:`~mf_sched.rungs.RungEliminator.promotable`);
 2. **start** a configuration not yet evaluated (at the first rung), in the order the proposer gives (a seeded
    random order for a finite grid, never the order in which choices were written);
 3. **resume** (certification): once ASHA has nothing to do, the paused run that can still win and ranks first in
-   the engine's ``order`` goes up one rung (:meth:`~mf_sched.rungs.RungEliminator.first`; the adapters' default
-   ``"depth"``: the highest rung, then the best value — the runs nearest to an answer finish first, which
+   the engine's `order` goes up one rung (:meth:`~mf_sched.rungs.RungEliminator.first`; the adapters' default
+   `"depth"`: the highest rung, then the best value — the runs nearest to an answer finish first, which
    measured better than the best estimated final value), until every run is stopped by the rule or finished —
    then the answer carries the certificate.
 
@@ -66,13 +66,13 @@ def next_job(
     schedule: str = "anytime",
     promote: bool = True,
 ) -> tuple[str, Hashable, int] | None:
-    """The next unit of work: ``(kind, run, rung to train it to)`` with ``kind`` ``"promote"``, ``"start"`` or
-    ``"resume"``, or None when nothing can be handed out now (every run that can still win is busy, or the race
-    is over). ``fresh``: configurations not yet evaluated, in the order to start them; ``busy``: runs in flight
-    (or runs not to schedule). ``schedule="best-first"`` starts every configuration first, then resumes
-    best-first. ``promote=False`` skips step 1 for objectives that cannot resume a run (an ordinary Optuna
+    """The next unit of work: `(kind, run, rung to train it to)` with `kind` `"promote"`, `"start"` or
+    `"resume"`, or None when nothing can be handed out now (every run that can still win is busy, or the race
+    is over). `fresh`: configurations not yet evaluated, in the order to start them; `busy`: runs in flight
+    (or runs not to schedule). `schedule="best-first"` starts every configuration first, then resumes
+    best-first. `promote=False` skips step 1 for objectives that cannot resume a run (an ordinary Optuna
     objective trains from scratch: there ASHA promotes a run as it reports, never later, as Optuna's
-    ``SuccessiveHalvingPruner`` does)."""
+    `SuccessiveHalvingPruner` does)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule = {schedule!r} is unknown; accepted: {', '.join(map(repr, SCHEDULES))}")
     busy_set = set(busy)

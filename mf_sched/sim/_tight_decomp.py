@@ -1,47 +1,47 @@
 """A fast solver for the tight lower bound of Poiani et al. (2024): a decomposition over challengers.
 
-:func:`mf_sched.sim.bounds.tight_lower_bound` computes ``C*(µ) = 1 / max_ω F(ω, µ)`` (Poiani, Degenne, Kaufmann,
-Metelli, Restelli 2024, the cost-weighted characteristic time) with ``F = min_{b≠i} f_b`` and ``f_b`` the
-cheapest alternative in which challenger ``b`` is at least as good as the best arm ``i``
+:func:`mf_sched.sim.bounds.tight_lower_bound` computes `C*(µ) = 1 / max_ω F(ω, µ)` (Poiani, Degenne, Kaufmann,
+Metelli, Restelli 2024, the cost-weighted characteristic time) with `F = min_{b≠i} f_b` and `f_b` the
+cheapest alternative in which challenger `b` is at least as good as the best arm `i`
 (:mod:`mf_sched.sim.alternative`). Its reference method, Kelley's cutting planes with one sparse LP in all
-``K·M`` cost shares per iteration, takes seconds at ``K = 1,000`` and minutes at ``K = 10,000``. This module
-solves the same problem through an ``M``-dimensional outer problem.
+`K·M` cost shares per iteration, takes seconds at `K = 1,000` and minutes at `K = 10,000`. This module
+solves the same problem through an `M`-dimensional outer problem.
 
-**Homogeneous form.** ``C* = min {Σ ω : f_b(ω) ≥ 1 for every b}`` (``F`` is concave and 1-homogeneous).
-Write ``x = ω_i`` (the best arm's cost shares, ``M`` numbers) and, for a top-fidelity value ``η``,
+**Homogeneous form.** `C* = min {Σ ω : f_b(ω) ≥ 1 for every b}` (`F` is concave and 1-homogeneous).
+Write `x = ω_i` (the best arm's cost shares, `M` numbers) and, for a top-fidelity value `η`,
 
-* ``A_x(η) = Σ_m x_m d_{i,m}(η)``: the cost of moving the best arm to ``η`` per unit of information, and
-* ``D_b(η) = max_m d_{b,m}(η)``,
+* `A_x(η) = Σ_m x_m d_{i,m}(η)`: the cost of moving the best arm to `η` per unit of information, and
+* `D_b(η) = max_m d_{b,m}(η)`,
 
-with ``d_{j,m}(η) = (µ_{j,m} − clip(µ_{j,m}, η − ζ_m, η + ζ_m))² / (2σ²λ_m)`` (Gaussian divergence to the
-nearest mean of the model ``|θ_{j,m} − θ_{j,M}| ≤ ζ_m`` with top value ``η``, per unit of cost).
+with `d_{j,m}(η) = (µ_{j,m} − clip(µ_{j,m}, η − ζ_m, η + ζ_m))² / (2σ²λ_m)` (Gaussian divergence to the
+nearest mean of the model `|θ_{j,m} − θ_{j,M}| ≤ ζ_m` with top value `η`, per unit of cost).
 
-**Lower bound (valid for any η's).** For a feasible ``ω`` and any ``η_i ≤ η_b``,
-``1 ≤ f_b(ω) ≤ A_x(η_i) + Σ_m ω_{b,m} d_{b,m}(η_b) ≤ A_x(η_i) + (Σ_m ω_{b,m}) D_b(η_b)``. With ``η*`` a minimiser
-of the convex ``A_x`` the best choice is ``η_i = min(η_b, η*)`` (``η_i = η_b`` when the means satisfy the model),
-so ``Σ_m ω_{b,m} ≥ ρ_b(x) = sup_η (1 − A_x(min(η, η*)))₊ / D_b(η)`` and
+**Lower bound (valid for any η's).** For a feasible `ω` and any `η_i ≤ η_b`,
+`1 ≤ f_b(ω) ≤ A_x(η_i) + Σ_m ω_{b,m} d_{b,m}(η_b) ≤ A_x(η_i) + (Σ_m ω_{b,m}) D_b(η_b)`. With `η*` a minimiser
+of the convex `A_x` the best choice is `η_i = min(η_b, η*)` (`η_i = η_b` when the means satisfy the model),
+so `Σ_m ω_{b,m} ≥ ρ_b(x) = sup_η (1 − A_x(min(η, η*)))₊ / D_b(η)` and
 
     C* ≥ min_{x ≥ 0} Φ(x),    Φ(x) = Σ_m x_m + Σ_{b≠i} ρ_b(x)      (convex in x).
 
-Each ``ρ_b`` is a one-dimensional maximisation of a function that is quasi-concave where it is positive
-(a grid over ``η``, then repeated zooming on the best cell, vectorised over challengers); evaluating
-``ρ_b`` at any pair of ``η``'s only lowers ``Φ``, so every cut below stays valid whatever the inner
-accuracy. ``Φ`` is minimised by Kelley's method in the ``M + 1`` variables
-``(x, t)``: each iterate adds the affine minorant ``Σ x + Σ_b (1 − A_x(η_{i,b}))/D_b(η_b)`` (the η's
-maximising at that iterate), and where some ``ρ_b(x)`` exceeds a certified upper bound ``R ≥ C*`` the
-well-scaled *level cut* ``A_x(η_{i,b}) ≥ 1 − R·D_b(η_b)`` (any minimiser satisfies it). The master LP value
-is a lower bound on ``min Φ ≤ C*``.
+Each `ρ_b` is a one-dimensional maximisation of a function that is quasi-concave where it is positive
+(a grid over `η`, then repeated zooming on the best cell, vectorised over challengers); evaluating
+`ρ_b` at any pair of `η`'s only lowers `Φ`, so every cut below stays valid whatever the inner
+accuracy. `Φ` is minimised by Kelley's method in the `M + 1` variables
+`(x, t)`: each iterate adds the affine minorant `Σ x + Σ_b (1 − A_x(η_{i,b}))/D_b(η_b)` (the η's
+maximising at that iterate), and where some `ρ_b(x)` exceeds a certified upper bound `R ≥ C*` the
+well-scaled *level cut* `A_x(η_{i,b}) ≥ 1 − R·D_b(η_b)` (any minimiser satisfies it). The master LP value
+is a lower bound on `min Φ ≤ C*`.
 
-**Upper bound.** From an iterate ``x`` each challenger gets the cheapest single-fidelity share
-``min_m sup_η (1 − A_x(min(η, η*)))₊ / d_{b,m}(η)``, and the challengers that gain most from mixing
-fidelities get the exact shares of a small LP in ``M`` variables (constraints added at the most violated
-``η``); ``F`` of the resulting ``ω`` is evaluated *exactly* (:func:`mf_sched.sim.alternative.answer_values`), so
-``Σ ω / F(ω) ≥ C*``. The two bounds certify the relative gap (``≤ 1e-7`` on every published instance and
-on random instances up to ``K = 100,000``). Where the means violate the model the lower bound stays
+**Upper bound.** From an iterate `x` each challenger gets the cheapest single-fidelity share
+`min_m sup_η (1 − A_x(min(η, η*)))₊ / d_{b,m}(η)`, and the challengers that gain most from mixing
+fidelities get the exact shares of a small LP in `M` variables (constraints added at the most violated
+`η`); `F` of the resulting `ω` is evaluated *exactly* (:func:`mf_sched.sim.alternative.answer_values`), so
+`Σ ω / F(ω) ≥ C*`. The two bounds certify the relative gap (`≤ 1e-7` on every published instance and
+on random instances up to `K = 100,000`). Where the means violate the model the lower bound stays
 valid but the upper bound can be loose; :func:`mf_sched.sim.bounds.tight_lower_bound` then falls back to the
 reference method on small instances.
 
-Cost per iteration: ``O(K · G · M)`` with a grid of ``G`` points; about 10–20 iterations.
+Cost per iteration: `O(K · G · M)` with a grid of `G` points; about 10–20 iterations.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from mf_sched.sim.alternative import answer_values
 
 @dataclass
 class DecompositionResult:
-    """What :func:`solve` found: ``lower ≤ C* ≤ upper`` and the cost proportions ``omega`` of ``upper``."""
+    """What :func:`solve` found: `lower ≤ C* ≤ upper` and the cost proportions `omega` of `upper`."""
 
     lower: float
     upper: float
@@ -70,9 +70,9 @@ class DecompositionResult:
 def _zoom(
     f: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray, rounds: int, points: int = 9
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Row-wise maximum of a unimodal ``f`` on ``[a, b]`` by repeated zooming: ``f`` maps ``(n, g)`` points to
-    values; each round evaluates ``points`` equally spaced points and keeps the two cells around the best
-    (the bracket shrinks by ``(points − 1)/2`` per round). Returns (argmax, max)."""
+    """Row-wise maximum of a unimodal `f` on `[a, b]` by repeated zooming: `f` maps `(n, g)` points to
+    values; each round evaluates `points` equally spaced points and keeps the two cells around the best
+    (the bracket shrinks by `(points − 1)/2` per round). Returns (argmax, max)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     u = np.linspace(0.0, 1.0, points)
@@ -94,10 +94,10 @@ def _zoom(
 class _Problem:
     """The per-challenger one-dimensional problems for one instance (rows: the challengers).
 
-    Every alternative is read through a pair ``η_i ≤ η_b`` (the best arm's and the challenger's top values);
-    for a given ``η_b`` the best arm's cheapest choice is ``η_i = min(η_b, η*)`` with ``η*`` a minimiser of
-    ``A_x`` (``A_x`` is convex), so ``A_x`` is read at ``min(η, η*)``. For means that satisfy the model
-    ``η*`` is the best arm's top mean and the pair is ``η_i = η_b``.
+    Every alternative is read through a pair `η_i ≤ η_b` (the best arm's and the challenger's top values);
+    for a given `η_b` the best arm's cheapest choice is `η_i = min(η_b, η*)` with `η*` a minimiser of
+    `A_x` (`A_x` is convex), so `A_x` is read at `min(η, η*)`. For means that satisfy the model
+    `η*` is the best arm's top mean and the pair is `η_i = η_b`.
     """
 
     def __init__(
@@ -123,7 +123,7 @@ class _Problem:
 
     # ------------------------------------------------------------------------------ coefficients
     def _dm(self, mean: np.ndarray | float, m: int, eta: np.ndarray) -> np.ndarray:
-        """``d_{·,m}(η) = (|µ_m − η| − ζ_m)₊² / (2σ²λ_m)`` (the distance to ``clip(µ_m, η − ζ_m, η + ζ_m)``)."""
+        """`d_{·,m}(η) = (|µ_m − η| − ζ_m)₊² / (2σ²λ_m)` (the distance to `clip(µ_m, η − ζ_m, η + ζ_m)`)."""
         d = np.subtract(mean, eta)
         np.abs(d, out=d)
         d -= self.z[m]
@@ -133,14 +133,14 @@ class _Problem:
         return d
 
     def _A(self, x: np.ndarray, eta: np.ndarray) -> np.ndarray:
-        """``A_x(η) = Σ_m x_m d_{i,m}(η)`` (fidelities with ``x_m = 0`` skipped)."""
+        """`A_x(η) = Σ_m x_m d_{i,m}(η)` (fidelities with `x_m = 0` skipped)."""
         out = np.zeros(eta.shape)
         for m in np.flatnonzero(x > 0).tolist():
             out += x[m] * self._dm(self.mi[m], m, eta)
         return out
 
     def _D(self, sl: slice | np.ndarray, eta: np.ndarray, m: int | None) -> np.ndarray:
-        """``D_b(η) = max_m d_{b,m}(η)`` (``m`` None) or ``d_{b,m}(η)`` for the challengers ``sl``; ``eta`` (n, g)."""
+        """`D_b(η) = max_m d_{b,m}(η)` (`m` None) or `d_{b,m}(η)` for the challengers `sl`; `eta` (n, g)."""
         if m is not None:
             return self._dm(self.mb[sl, m][:, None], m, eta)
         out = self._dm(self.mb[sl, 0][:, None], 0, eta)
@@ -149,12 +149,12 @@ class _Problem:
         return out
 
     def argmin_A(self, x: np.ndarray) -> float:
-        """``η*``: a minimiser of the convex ``A_x`` (the best arm's projection for the weights ``x``)."""
+        """`η*`: a minimiser of the convex `A_x` (the best arm's projection for the weights `x`)."""
         lo = np.array([float((self.mi - self.z).min())])
         return float(_zoom(lambda e: -self._A(x, e), lo, np.array([self.hi]), 16)[0][0])
 
     def _ratio(self, x: np.ndarray, sl: slice | np.ndarray, eta: np.ndarray, m: int | None, cap: float) -> np.ndarray:
-        """``(1 − A_x(min(η, cap))) / D(η)`` with ``D = D_b`` (``m`` None) or ``d_{b,m}``; ±inf where ``D = 0``."""
+        """`(1 − A_x(min(η, cap))) / D(η)` with `D = D_b` (`m` None) or `d_{b,m}`; ±inf where `D = 0`."""
         num = 1.0 - self._A(x, np.minimum(eta, cap))
         den = self._D(sl, eta, m)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -165,10 +165,10 @@ class _Problem:
         return r
 
     def sup_ratio(self, x: np.ndarray, m: int | None, cap: float, refine: int = 10) -> tuple[np.ndarray, np.ndarray]:
-        """Per challenger ``sup_η (1 − A_x(min(η, cap)))/D(η)`` (grid, then golden-section search) and its ``η``.
+        """Per challenger `sup_η (1 − A_x(min(η, cap)))/D(η)` (grid, then golden-section search) and its `η`.
 
-        ``m`` None: ``D = D_b`` (the lower bound's ``ρ_b``). ``m`` given: ``D = d_{b,m}``, the share that
-        fidelity ``m`` alone needs so that ``f_b ≥ 1`` (with ``cap = η*``); ``+inf`` when ``d_{b,m}``
+        `m` None: `D = D_b` (the lower bound's `ρ_b`). `m` given: `D = d_{b,m}`, the share that
+        fidelity `m` alone needs so that `f_b ≥ 1` (with `cap = η*`); `+inf` when `d_{b,m}`
         vanishes where the numerator is positive."""
         n = self.others.size
         val = np.empty(n)
@@ -211,7 +211,7 @@ class _Problem:
         return val, arg
 
     def most_violated(self, x: np.ndarray, level: float, idx: np.ndarray, cap: float) -> np.ndarray:
-        """Per challenger in ``idx``, the ``η`` maximising ``1 − A_x(min(η, cap)) − level·D_b(η)`` (concave)."""
+        """Per challenger in `idx`, the `η` maximising `1 − A_x(min(η, cap)) − level·D_b(η)` (concave)."""
 
         def f(e: np.ndarray) -> np.ndarray:
             return 1.0 - self._A(x, np.minimum(e, cap)) - level * self._D(idx, e, None)
@@ -221,16 +221,16 @@ class _Problem:
     def coefficients(
         self, eta: np.ndarray, pos: np.ndarray, idx: np.ndarray, cap: float
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``d_{i,·}(min(η, cap))`` ``(n, M)`` and ``D_b(η)`` ``(n,)`` at ``eta[pos]`` for the challengers ``idx``."""
+        """`d_{i,·}(min(η, cap))` `(n, M)` and `D_b(η)` `(n,)` at `eta[pos]` for the challengers `idx`."""
         e = eta[pos]
         ei = np.minimum(e, cap)
         di = np.stack([self._dm(self.mi[m], m, ei) for m in range(self.M)], axis=1)
         return di, self._D(idx, e[:, None], None)[:, 0]
 
     def _mixed_share(self, x: np.ndarray, k: int, start: list[float], cap: float) -> np.ndarray | None:
-        """Challenger ``k``'s cheapest shares over all fidelities, ``min Σ_m y_m`` subject to
-        ``Σ_m y_m d_{b,m}(η) ≥ 1 − A_x(min(η, cap))`` for every ``η``: an LP in ``M`` variables whose
-        constraints are added at the most violated ``η`` (the violation is concave in ``η``) until none
+        """Challenger `k`'s cheapest shares over all fidelities, `min Σ_m y_m` subject to
+        `Σ_m y_m d_{b,m}(η) ≥ 1 − A_x(min(η, cap))` for every `η`: an LP in `M` variables whose
+        constraints are added at the most violated `η` (the violation is concave in `η`) until none
         exceeds 1e-12."""
         from scipy import optimize
 
@@ -259,9 +259,9 @@ class _Problem:
         return y
 
     def primal(self, x: np.ndarray, mixed: int = 0) -> tuple[float, np.ndarray]:
-        """An upper bound ``Σω / F(ω) ≥ C*`` from ``x``: every challenger on its cheapest single fidelity
-        (the ``mixed`` challengers that gain most from mixing fidelities get the exact shares of
-        :meth:`_mixed_share`), ``F`` evaluated exactly."""
+        """An upper bound `Σω / F(ω) ≥ C*` from `x`: every challenger on its cheapest single fidelity
+        (the `mixed` challengers that gain most from mixing fidelities get the exact shares of
+        :meth:`_mixed_share`), `F` evaluated exactly."""
         cap = self.argmin_A(x)
         sup = [self.sup_ratio(x, m, cap, refine=14) for m in range(self.M)]
         y = np.stack([v for v, _ in sup], axis=1)
@@ -305,10 +305,10 @@ def solve(
     chunk: int = 1 << 20,
     on_iteration: Callable[[int, float, float], None] | None = None,
 ) -> DecompositionResult:
-    """Bounds ``lower ≤ C*(µ) ≤ upper`` by the decomposition of the module docstring.
+    """Bounds `lower ≤ C*(µ) ≤ upper` by the decomposition of the module docstring.
 
-    ``on_iteration(k, lower, upper)`` is called after every iteration (progress reports). With
-    ``time_limit`` (seconds) the method stops early; both bounds stay valid.
+    `on_iteration(k, lower, upper)` is called after every iteration (progress reports). With
+    `time_limit` (seconds) the method stops early; both bounds stay valid.
     """
     from scipy import optimize
 

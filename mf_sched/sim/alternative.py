@@ -2,50 +2,54 @@
 
 Shared by the tight lower bound (:func:`mf_sched.sim.bounds.tight_lower_bound`), MF-GRAD's gradient and its
 GLR stopping statistic (:mod:`mf_sched.policies.mf_grad`). The problem is the one the authors' released code
-solves (``riccardopoiani/adv-mf-bai``, ``utils/lb_tool_fast_stopping.py``); the exact solver below is ours.
+solves (`riccardopoiani/adv-mf-bai`, `utils/lb_tool_fast_stopping.py`); the exact solver below is ours.
 
-**Model.** Gaussian observations with a known common σ; arm ``j`` at fidelity ``m`` has mean
-``θ_{j,m}`` with ``|θ_{j,m} − θ_{j,M}| ≤ ζ(m)`` (the set ``M_MF``). With non-negative weights ``w`` (pull
-counts for the GLR, cost proportions ``ω/λ`` for the bound and the gradient) and means ``x`` (empirical
-means, which may violate the constraints), the cost of moving arm ``j`` to a model whose top-fidelity
-mean is ``η`` is::
+**Model.** Gaussian observations with a known common σ; arm `j` at fidelity `m` has mean
+`θ_{j,m}` with `|θ_{j,m} − θ_{j,M}| ≤ ζ(m)` (the set `M_MF`). With non-negative weights `w` (pull
+counts for the GLR, cost proportions `ω/λ` for the bound and the gradient) and means `x` (empirical
+means, which may violate the constraints), the cost of moving arm `j` to a model whose top-fidelity
+mean is `η` is:
 
-    h_j(η) = Σ_m w_{j,m} d(x_{j,m}, clip(x_{j,m}, η − ζ(m), η + ζ(m))),     d(a, b) = (a − b)²/(2σ²)
+```text
+h_j(η) = Σ_m w_{j,m} d(x_{j,m}, clip(x_{j,m}, η − ζ(m), η + ζ(m))),     d(a, b) = (a − b)²/(2σ²)
+```
 
-(the code's ``solve_stop_problem_fast``, restated). ``h_j`` is convex and piecewise quadratic with breakpoints
-``x_{j,m} ± ζ(m)``, and its derivative ``σ² h_j'(η) = Σ_m w_{j,m}[(η − x_{j,m} − ζ(m))₊ − (x_{j,m} − ζ(m) − η)₊]`` is
-piecewise linear and non-decreasing. For an answer ``i`` and a challenger ``b``::
+(the code's `solve_stop_problem_fast`, restated). `h_j` is convex and piecewise quadratic with breakpoints
+`x_{j,m} ± ζ(m)`, and its derivative `σ² h_j'(η) = Σ_m w_{j,m}[(η − x_{j,m} − ζ(m))₊ − (x_{j,m} − ζ(m) − η)₊]` is
+piecewise linear and non-decreasing. For an answer `i` and a challenger `b`:
 
-    f(i, b) = min_{η_b ≥ η_i} h_i(η_i) + h_b(η_b)
+```text
+f(i, b) = min_{η_b ≥ η_i} h_i(η_i) + h_b(η_b)
+```
 
-is the cheapest alternative in ``M_MF`` in which ``b`` is at least as good as ``i`` (ties count as
-alternatives, "≥" as in the authors' code). Let ``[lo_j, hi_j]`` be the set of minimisers of ``h_j``
-(a point when ``w_{j,M} > 0``; an interval, possibly unbounded, when some weights are 0) and
-``v_j = min h_j`` (0 when ``x_j`` satisfies the constraints). Then
+is the cheapest alternative in `M_MF` in which `b` is at least as good as `i` (ties count as
+alternatives, "≥" as in the authors' code). Let `[lo_j, hi_j]` be the set of minimisers of `h_j`
+(a point when `w_{j,M} > 0`; an interval, possibly unbounded, when some weights are 0) and
+`v_j = min h_j` (0 when `x_j` satisfies the constraints). Then
 
-* if ``hi_b ≥ lo_i`` the ordering constraint is slack and ``f(i, b) = v_i + v_b``;
-* otherwise it binds and ``f(i, b) = min_η h_i(η) + h_b(η)``, a one-dimensional convex problem.
+* if `hi_b ≥ lo_i` the ordering constraint is slack and `f(i, b) = v_i + v_b`;
+* otherwise it binds and `f(i, b) = min_η h_i(η) + h_b(η)`, a one-dimensional convex problem.
 
 Both minimisations are solved exactly by sorting the breakpoints and evaluating the derivative at all
-of them with prefix sums: ``O(M log M)`` per problem, vectorised over arms and challengers (exact; it gives the
+of them with prefix sums: `O(M log M)` per problem, vectorised over arms and challengers (exact; it gives the
 same answer as the authors' search over candidate points, faster). On the segment where the derivative changes sign the
-root is the fixed point ``η = Σ_active w·target / Σ_active w`` of the authors' code (their ``fixed_point_list``),
+root is the fixed point `η = Σ_active w·target / Σ_active w` of the authors' code (their `fixed_point_list`),
 read off the prefix sums; it is clipped to its segment, and a flat segment (empty active set) is never
 divided by.
 
-**Answer level.** ``Z(w, x) = max_i min_{b≠i} f(i, b)`` (the authors' ``solve_stopping``: the maximum
-over all answers, not only ``argmax µ̂_M``). Evaluating every pair costs ``O(K² M log M)``; :func:`best_response`
-evaluates the answer ``top`` with the highest projected top-fidelity mean and then only the answers
-that can still beat it: for ``i ≠ top``, ``min_b f(i, b) ≤ f(i, top) = v_i + v_top``, so ``i`` is
-evaluated only when ``v_i + v_top`` exceeds the best value found. When ``x`` satisfies the
-constraints every ``v`` is 0 and one answer is evaluated: ``O(K M log M)`` per call.
+**Answer level.** `Z(w, x) = max_i min_{b≠i} f(i, b)` (the authors' `solve_stopping`: the maximum
+over all answers, not only `argmax µ̂_M`). Evaluating every pair costs `O(K² M log M)`; :func:`best_response`
+evaluates the answer `top` with the highest projected top-fidelity mean and then only the answers
+that can still beat it: for `i ≠ top`, `min_b f(i, b) ≤ f(i, top) = v_i + v_top`, so `i` is
+evaluated only when `v_i + v_top` exceeds the best value found. When `x` satisfies the
+constraints every `v` is 0 and one answer is evaluated: `O(K M log M)` per call.
 
 **A single-fidelity bug of the authors' code is not reproduced** (their one-sided solver finds no admissible
 candidate when the ordering constraint is slack, returns "no value" and the caller skips the pair): when it is
-slack the value is ``v_i + v_b`` (often 0), never "no value", so with ``M = 1`` the statistic is the
+slack the value is `v_i + v_b` (often 0), never "no value", so with `M = 1` the statistic is the
 classical GLR (counts (10, 10, 10), means (1.0, 0.9, 0.0), σ = 1 give arm 0 with 0.025, see the tests).
 
-Example (the 5x2 instance of Poiani et al. 2024 at the optimal cost proportions; ``C* = 14 + 4√10`` in closed
+Example (the 5x2 instance of Poiani et al. 2024 at the optimal cost proportions; `C* = 14 + 4√10` in closed
 form, our derivation):
 
     >>> import numpy as np
@@ -78,7 +82,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Projection:
-    """Per-arm projection on the model: minimisers ``[lo, hi]`` of ``h_j`` and its minimum ``value``."""
+    """Per-arm projection on the model: minimisers `[lo, hi]` of `h_j` and its minimum `value`."""
 
     lo: np.ndarray
     hi: np.ndarray
@@ -87,16 +91,17 @@ class Projection:
 
 @dataclass(frozen=True)
 class BestResponse:
-    """The closest alternative: ``value = min_b f(answer, b)``, maximised over answers (or for a given one).
+    """The closest alternative: `value = min_b f(answer, b)`, maximised over answers (or for a given one).
 
     Attributes:
-        value: ``Z = max_i min_{b≠i} f(i, b)`` (or ``min_b f(answer, b)`` when the answer was given).
-        answer: the maximising answer ``î`` (lowest index among ties with the projected leader first).
-        challenger: its minimising challenger ``b̂`` (lowest index among ties); −1 when ``K = 1``.
-        eta_answer, eta_challenger: top-fidelity values ``θ_{î,M}``, ``θ_{b̂,M}`` of the alternative; the
-            other fidelities are ``clip(x, η − ζ, η + ζ)`` (:func:`alternative_means`).
-        values: ``f(answer, b)`` for every arm ``b`` (``+inf`` at ``b = answer``).
-        projection: every arm's own projection point (``lo_j``; ``x_{j,M}`` for an arm that satisfies the
+        value: `Z = max_i min_{b≠i} f(i, b)` (or `min_b f(answer, b)` when the answer was given).
+        answer: the maximising answer `î` (lowest index among ties with the projected leader first).
+        challenger: its minimising challenger `b̂` (lowest index among ties); −1 when `K = 1`.
+        eta_answer: top-fidelity value `θ_{î,M}` of the answer in the alternative; the other fidelities are `clip(x, η
+            − ζ, η + ζ)` (:func:`alternative_means`).
+        eta_challenger: top-fidelity value `θ_{b̂,M}` of the challenger in the alternative.
+        values: `f(answer, b)` for every arm `b` (`+inf` at `b = answer`).
+        projection: every arm's own projection point (`lo_j`; `x_{j,M}` for an arm that satisfies the
             constraints), used by :func:`response_upper_bound`.
     """
 
@@ -110,14 +115,14 @@ class BestResponse:
 
 
 def _solve(pos: np.ndarray, dA: np.ndarray, dB: np.ndarray, A0: np.ndarray, B0: np.ndarray, hi: bool):
-    """Row-wise zeros of the piecewise linear non-decreasing ``D(η) = A(η) η − B(η)`` given by its events
-    (breakpoint ``pos``, slope change ``dA``, intercept change ``dB``; (P, n) arrays) and the slope and
-    intercept ``A0, B0`` left of every breakpoint.
+    """Row-wise zeros of the piecewise linear non-decreasing `D(η) = A(η) η − B(η)` given by its events
+    (breakpoint `pos`, slope change `dA`, intercept change `dB`; (P, n) arrays) and the slope and
+    intercept `A0, B0` left of every breakpoint.
 
-    Returns the first zero ``lo`` (and, if ``hi``, the last zero; else None). The zero lies on the segment
-    after the last breakpoint where ``D < 0`` (``≤ 0`` for the last zero); there ``D`` is the line
-    ``A η − B``, whose root ``B/A`` is the fixed point "weighted mean of the active targets" of the
-    authors' code; it is clipped to the segment to absorb rounding. ``−inf`` / ``+inf`` where ``D``
+    Returns the first zero `lo` (and, if `hi`, the last zero; else None). The zero lies on the segment
+    after the last breakpoint where `D < 0` (`≤ 0` for the last zero); there `D` is the line
+    `A η − B`, whose root `B/A` is the fixed point "weighted mean of the active targets" of the
+    authors' code; it is clipped to the segment to absorb rounding. `−inf` / `+inf` where `D`
     vanishes on a whole half-line (all weights zero)."""
     P, n = pos.shape
     order = np.argsort(pos, axis=1, kind="stable")
@@ -146,7 +151,7 @@ def _solve(pos: np.ndarray, dA: np.ndarray, dB: np.ndarray, A0: np.ndarray, B0: 
 
 
 def _h(w: np.ndarray, x: np.ndarray, zeta: np.ndarray, eta: np.ndarray) -> np.ndarray:
-    """``2σ² h_j(η)`` row-wise (``eta`` finite)."""
+    """`2σ² h_j(η)` row-wise (`eta` finite)."""
     e = eta[:, None]
     up = np.maximum(e - (x + zeta), 0.0)
     dn = np.maximum((x - zeta) - e, 0.0)
@@ -211,8 +216,8 @@ class _Problem:
         self.proj = Projection(lo, hi, v)
 
     def update_rows(self, rows: np.ndarray, w: np.ndarray, x: np.ndarray, sigma: float) -> None:
-        """Replace the weights and (uncentred) means of ``rows`` and recompute their events and projections
-        in place (the centre ``c`` is kept: the model is translation invariant). ``proj`` must own its arrays."""
+        """Replace the weights and (uncentred) means of `rows` and recompute their events and projections
+        in place (the centre `c` is kept: the model is translation invariant). `proj` must own its arrays."""
         M = x.shape[1]
         xc = x - self.c
         low = xc - self.z
@@ -246,7 +251,7 @@ class _Problem:
         self.proj.value[rows] = v
 
     def pair_min(self, i: int, idx: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-        """``min_η h_i(η) + h_b(η)`` for the answer ``i`` against the arms ``idx`` (centred η, value)."""
+        """`min_η h_i(η) + h_b(η)` for the answer `i` against the arms `idx` (centred η, value)."""
         P = idx.size
         pos = np.concatenate((np.repeat(self.pos[i : i + 1], P, axis=0), self.pos[idx]), axis=1)
         dA = np.concatenate((np.repeat(self.dA[i : i + 1], P, axis=0), self.dA[idx]), axis=1)
@@ -262,7 +267,7 @@ class _Problem:
 
 
 def project(w: object, x: object, zeta: object, sigma: float) -> Projection:
-    """Project every arm on the model on its own: minimisers ``[lo_j, hi_j]`` and ``v_j = min_η h_j(η)``.
+    """Project every arm on the model on its own: minimisers `[lo_j, hi_j]` and `v_j = min_η h_j(η)`.
 
     >>> p = project([[1.0, 1.0]], [[0.9, 0.5]], [0.1, 0.0], sigma=1.0)   # inconsistent: 0.9 − 0.1 > 0.5
     >>> round(float(p.lo[0]), 3), round(float(p.value[0]), 4)            # meet halfway at η = 0.65
@@ -274,7 +279,7 @@ def project(w: object, x: object, zeta: object, sigma: float) -> Projection:
 
 
 def _answer(pr: _Problem, i: int, sigma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``f(i, b)`` for every ``b`` (``+inf`` at ``b = i``) and the alternative's centred ``(η_i, η_b)``."""
+    """`f(i, b)` for every `b` (`+inf` at `b = i`) and the alternative's centred `(η_i, η_b)`."""
     proj, x = pr.proj, pr.x
     K = x.shape[0]
     f = proj.value[i] + proj.value
@@ -309,11 +314,11 @@ def _answer(pr: _Problem, i: int, sigma: float) -> tuple[np.ndarray, np.ndarray,
 def answer_values(
     i: int, w: object, x: object, zeta: object, sigma: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``f(i, b)`` for every arm ``b`` (``+inf`` at ``b = i``) and the alternative's ``(η_i, η_b)`` per ``b``.
+    """`f(i, b)` for every arm `b` (`+inf` at `b = i`) and the alternative's `(η_i, η_b)` per `b`.
 
     Where the ordering constraint is slack the minimisers are not unique when some weights are 0; the
-    representatives are a common point of ``[lo_i, hi_i] ∩ [lo_b, hi_b]`` when these meet (the one
-    nearest the midpoint of the two top-fidelity means), else ``η_i = hi_i`` and ``η_b = lo_b``.
+    representatives are a common point of `[lo_i, hi_i] ∩ [lo_b, hi_b]` when these meet (the one
+    nearest the midpoint of the two top-fidelity means), else `η_i = hi_i` and `η_b = lo_b`.
 
     >>> f, ei, eb = answer_values(1, [[1.0, 1.0], [1.0, 1.0]], [[0.4, 0.5], [0.5, 0.6]], [0.1, 0.0], 0.1)
     >>> round(float(f[0]), 6), round(float(ei[0]), 6)     # (0.6 − η)² + 2 (η − 0.5)², minimal at η = 1.6/3
@@ -330,7 +335,7 @@ def answer_values(
 def best_response(
     w: object, x: object, zeta: object, sigma: float, answer: int | None = None, *, check: bool = True
 ) -> BestResponse:
-    """The closest alternative ``max_i min_{b≠i} f(i, b)`` (or ``min_b f(answer, b)`` for a given answer).
+    """The closest alternative `max_i min_{b≠i} f(i, b)` (or `min_b f(answer, b)` for a given answer).
 
     Args:
         w: K×M non-negative weights (pull counts, or cost proportions divided by the costs).
@@ -385,7 +390,7 @@ def best_response(
 
 
 class _AnswerCache:
-    """``f(i, b)`` for every challenger ``b`` of one answer ``i``, each exact when computed (``ft``: when)."""
+    """`f(i, b)` for every challenger `b` of one answer `i`, each exact when computed (`ft`: when)."""
 
     __slots__ = ("t0", "f", "ft", "eta")
 
@@ -399,15 +404,15 @@ class _AnswerCache:
 class IncrementalResponse:
     """:func:`best_response` for weights and means that change a few rows at a time (MF-GRAD's steps).
 
-    The pair values ``f(i, b)`` of the answers evaluated recently are kept between calls. When only
-    weights increase (``set_rows(..., grow=True)``: MF-GRAD's exponential-weights step only increases
+    The pair values `f(i, b)` of the answers evaluated recently are kept between calls. When only
+    weights increase (`set_rows(..., grow=True)`: MF-GRAD's exponential-weights step only increases
     the rows it touches, up to a common factor that does not change the answer, the challenger or the
-    alternative), every ``f`` can only increase (each ``h_j`` grows pointwise), so a kept value is a
+    alternative), every `f` can only increase (each `h_j` grows pointwise), so a kept value is a
     lower bound: the closest challenger is found by re-solving only the pairs whose bound is below the
-    best exact value found (usually one or two), instead of all ``K − 1``. A change of means (a new
+    best exact value found (usually one or two), instead of all `K − 1`. A change of means (a new
     sample) or any other change of a row invalidates that row's pairs (and the whole cache of an answer
-    whose row changed). Bounds within a relative ``MARGIN`` of the minimum are re-solved as well, so the
-    result is a function of the current ``(w, x)`` alone (what was kept only saves work: a policy restored
+    whose row changed). Bounds within a relative `MARGIN` of the minimum are re-solved as well, so the
+    result is a function of the current `(w, x)` alone (what was kept only saves work: a policy restored
     from its state decides exactly as the original). The answer level is that of :func:`best_response`;
     the means are not centred (it centres them), so values can differ from it in the last digits.
 
@@ -435,7 +440,7 @@ class IncrementalResponse:
         self.reset(w, x)
 
     def reset(self, w: object, x: object) -> None:
-        """Start again from weights ``w`` and means ``x`` (K×M), forgetting every kept value."""
+        """Start again from weights `w` and means `x` (K×M), forgetting every kept value."""
         w = np.array(w, dtype=float)
         x = np.array(x, dtype=float)
         self.K = x.shape[0]
@@ -451,7 +456,7 @@ class IncrementalResponse:
         self._dirty: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}
 
     def set_rows(self, rows: object, w: object = None, x: object = None, *, grow: bool = False) -> None:
-        """New weights and/or means of ``rows``. ``grow=True`` promises that no weight decreased and the
+        """New weights and/or means of `rows`. `grow=True` promises that no weight decreased and the
         means did not change (kept pair values stay lower bounds)."""
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         self._now += 1
@@ -484,9 +489,9 @@ class IncrementalResponse:
         pr.update_rows(rows, w, x, self.sigma)
 
     def _challenger(self, i: int, floor: float = -np.inf) -> tuple[float, int, float, float, np.ndarray]:
-        """``(min_b f(i, b), b, η_i, η_b, values)`` (centred η; ``values``: ``f(i, ·)``, lower bounds where
+        """`(min_b f(i, b), b, η_i, η_b, values)` (centred η; `values`: `f(i, ·)`, lower bounds where
         not re-solved), re-solving as few pairs as the bounds allow. When some exact value is already
-        ``≤ floor`` it is returned at once (the caller only needs to know that the minimum is not above)."""
+        `≤ floor` it is returned at once (the caller only needs to know that the minimum is not above)."""
         pr, sigma = self.pr, self.sigma
         proj = pr.proj
         cache = self._caches.get(i)
@@ -550,8 +555,8 @@ class IncrementalResponse:
         cache.ft[idx] = self._now
 
     def solve(self) -> BestResponse:
-        """The closest alternative ``max_i min_{b≠i} f(i, b)`` at the current weights and means (as
-        :func:`best_response`; ``values`` holds lower bounds where a pair was not re-solved)."""
+        """The closest alternative `max_i min_{b≠i} f(i, b)` at the current weights and means (as
+        :func:`best_response`; `values` holds lower bounds where a pair was not re-solved)."""
         self._refresh()
         pr = self.pr
         c = pr.c
@@ -576,15 +581,15 @@ class IncrementalResponse:
 
 
 def response_upper_bound(w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: float, stale: BestResponse) -> float:
-    """A cheap upper bound on ``Z(w, x) = max_i min_{b≠i} f(i, b)`` from a (possibly stale) best response.
+    """A cheap upper bound on `Z(w, x) = max_i min_{b≠i} f(i, b)` from a (possibly stale) best response.
 
-    Every term is the cost of an admissible alternative at the current ``(w, x)``, built from the stale
-    one's points: for its answer ``T``, ``min_b f(T, b) ≤ h_T(η_T) + h_B(η_B)`` (``B``, ``η_B ≥ η_T`` the
-    stale challenger and alternative); for ``i ≠ T``, ``min_b f(i, b) ≤ h_i(e_i) + h_b(e_b)`` for any
-    ``b`` whose stale projection point ``e_b ≥ e_i`` (the cheapest such ``b`` is taken), or ``b = T`` at
-    ``max(e_i, e_T)``. ``O(K log K + KM)``. MF-GRAD evaluates the exact statistic only when this bound
+    Every term is the cost of an admissible alternative at the current `(w, x)`, built from the stale
+    one's points: for its answer `T`, `min_b f(T, b) ≤ h_T(η_T) + h_B(η_B)` (`B`, `η_B ≥ η_T` the
+    stale challenger and alternative); for `i ≠ T`, `min_b f(i, b) ≤ h_i(e_i) + h_b(e_b)` for any
+    `b` whose stale projection point `e_b ≥ e_i` (the cheapest such `b` is taken), or `b = T` at
+    `max(e_i, e_T)`. `O(K log K + KM)`. MF-GRAD evaluates the exact statistic only when this bound
     reaches the threshold, so it stops exactly when evaluating the statistic after every sample would.
-    Inputs are trusted (valid K×M float arrays, ``K ≥ 2``).
+    Inputs are trusted (valid K×M float arrays, `K ≥ 2`).
 
     >>> w = np.array([[5.0, 5.0], [5.0, 5.0]]); x = np.array([[0.4, 0.5], [0.5, 0.6]]); z = np.array([0.1, 0.0])
     >>> r = best_response(w, x, z, 0.1)
@@ -595,11 +600,11 @@ def response_upper_bound(w: np.ndarray, x: np.ndarray, zeta: np.ndarray, sigma: 
 
 
 class ResponseUpperBound:
-    """:func:`response_upper_bound` kept up to date while rows of ``(w, x)`` change one at a time.
+    """:func:`response_upper_bound` kept up to date while rows of `(w, x)` change one at a time.
 
-    ``w`` and ``x`` are read by reference: after changing rows of them in place, call :meth:`update` with
-    those rows; :meth:`value` then equals ``response_upper_bound(w, x, zeta, sigma, stale)`` exactly, at
-    ``O(K)`` per call instead of ``O(K log K + KM)`` (the stale answer's row costs ``O(KM)``).
+    `w` and `x` are read by reference: after changing rows of them in place, call :meth:`update` with
+    those rows; :meth:`value` then equals `response_upper_bound(w, x, zeta, sigma, stale)` exactly, at
+    `O(K)` per call instead of `O(K log K + KM)` (the stale answer's row costs `O(KM)`).
 
     >>> w = np.array([[5.0, 5.0], [5.0, 5.0]]); x = np.array([[0.4, 0.5], [0.5, 0.6]]); z = np.array([0.1, 0.0])
     >>> ub = ResponseUpperBound(w, x, z, 0.1, best_response(w, x, z, 0.1))
@@ -625,7 +630,7 @@ class ResponseUpperBound:
         return _h(self.w[T][None, :], self.x[T][None, :], self.zeta, self._eT)  # arm T moved to max(e_i, e_T)
 
     def update(self, rows: object) -> None:
-        """Rows of ``w`` or ``x`` changed (in place)."""
+        """Rows of `w` or `x` changed (in place)."""
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         self._h_e[rows] = _h(self.w[rows], self.x[rows], self.zeta, self.e[rows])
         changed = rows.tolist()
@@ -636,7 +641,7 @@ class ResponseUpperBound:
                 self._h_T = self._h_T_row()
 
     def value(self) -> float:
-        """The upper bound at the current ``(w, x)``."""
+        """The upper bound at the current `(w, x)`."""
         K = self.x.shape[0]
         ub = float(self._hTB[0] + self._hTB[1])
         order = self.order
@@ -651,7 +656,7 @@ class ResponseUpperBound:
 
 
 def alternative_means(x: object, zeta: object, eta: float) -> np.ndarray:
-    """The means ``clip(x_m, η − ζ(m), η + ζ(m))`` of one arm moved to top-fidelity value ``η``.
+    """The means `clip(x_m, η − ζ(m), η + ζ(m))` of one arm moved to top-fidelity value `η`.
 
     >>> np.round(alternative_means([0.4, 0.5], [0.1, 0.0], 0.55), 12).tolist()
     [0.45, 0.55]

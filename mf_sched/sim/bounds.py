@@ -2,20 +2,22 @@
 
 Cost-complexity lower bound for fixed-confidence multi-fidelity best-arm identification — Wang et al.
 (2023), Theorem 3.1, equivalently Poiani et al. (2022), Theorem 1 (Gaussian form), applied instance-wise
-with ``M_k = {m : Δ_k^(m) > 0}``. Wang et al.'s Theorem 3.1 is stated for *some* instance; we apply it
-instance-wise through the same change-of-measure argument, as Poiani et al. (2022, §3) state theirs::
+with `M_k = {m : Δ_k^(m) > 0}`. Wang et al.'s Theorem 3.1 is stated for *some* instance; we apply it
+instance-wise through the same change-of-measure argument, as Poiani et al. (2022, §3) state theirs:
 
-    E[Λ] ≥ log(1/(2.4δ)) · Σ_k  min_{m : Δ_k^(m) > 0}  λ(m) / KL(ν_k^(m), ν(θ_k^(m)))
+```text
+E[Λ] ≥ log(1/(2.4δ)) · Σ_k  min_{m : Δ_k^(m) > 0}  λ(m) / KL(ν_k^(m), ν(θ_k^(m)))
+```
 
-with ``b1`` the best and ``b2`` the second-best arm (by true mean ``µ^(M)``) and
+with `b1` the best and `b2` the second-best arm (by true mean `µ^(M)`) and
 
-* ``k ≠ b1``: ``Δ_k^(m) = µ_{b1}^(M) − ζ(m) − µ_k^(m)``, target mean ``θ_k^(m) = µ_{b1}^(M) − ζ(m)``;
-* ``k = b1``: ``Δ_{b1}^(m) = µ_{b1}^(m) − ζ(m) − µ_{b2}^(M)``, target ``θ = µ_{b2}^(M) + ζ(m)``;
+* `k ≠ b1`: `Δ_k^(m) = µ_{b1}^(M) − ζ(m) − µ_k^(m)`, target mean `θ_k^(m) = µ_{b1}^(M) − ζ(m)`;
+* `k = b1`: `Δ_{b1}^(m) = µ_{b1}^(m) − ζ(m) − µ_{b2}^(M)`, target `θ = µ_{b2}^(M) + ζ(m)`;
 
-the KL is that of the simulated family: Gaussian ``Δ²/(2σ²)`` (so ``LB = 2σ² H log(1/(2.4δ))`` with
-``H = Σ_k min_m λ(m)/Δ_k^(m)²``, Wang Remark 3.2), Bernoulli ``kl(µ, θ)``. The set always contains
-``m = M`` (``Δ^(M) > 0`` for a unique best arm). The theorem needs ``δ ≤ 0.15`` (Poiani); for
-``δ ≥ 1/2.4`` the factor is ≤ 0 and the bound is 0.
+the KL is that of the simulated family: Gaussian `Δ²/(2σ²)` (so `LB = 2σ² H log(1/(2.4δ))` with
+`H = Σ_k min_m λ(m)/Δ_k^(m)²`, Wang Remark 3.2), Bernoulli `kl(µ, θ)`. The set always contains
+`m = M` (`Δ^(M) > 0` for a unique best arm). The theorem needs `δ ≤ 0.15` (Poiani); for
+`δ ≥ 1/2.4` the factor is ≤ 0 and the bound is 0.
 
 This bound is known to be loose (it ignores the cost of finding the right fidelity); Poiani et al.
 (2024) give the tight one, :func:`tight_lower_bound` (see its docstring).
@@ -27,11 +29,11 @@ Regret (cumulative, capital Λ) — the constants multiplying a logarithm, per a
 :class:`RegretLowerBound`:
 
 * :func:`kandasamy_regret_lower_bound` — Kandasamy et al. (2016), Theorem 4 / Lemma 11, for their regret
-  (Eq. 1): ``liminf E[R(Λ)]/log n_Λ ≥ Σ_k (1/(M−p_k+1)) Δ_k^(M) min_{ℓ: Δ_k^(ℓ)>0} λ(ℓ)/KL(µ_k^(ℓ) ‖ µ⋆−ζ(ℓ))``
-  with ``Δ_k^(m) = µ⋆ − µ_k^(m) − ζ(m)``, ``p_k`` the first fidelity with ``Δ_k^(p) > 0`` and
-  ``n_Λ = ⌊Λ/λ(M)⌋``;
+  (Eq. 1): `liminf E[R(Λ)]/log n_Λ ≥ Σ_k (1/(M−p_k+1)) Δ_k^(M) min_{ℓ: Δ_k^(ℓ)>0} λ(ℓ)/KL(µ_k^(ℓ) ‖ µ⋆−ζ(ℓ))`
+  with `Δ_k^(m) = µ⋆ − µ_k^(m) − ζ(m)`, `p_k` the first fidelity with `Δ_k^(p) > 0` and
+  `n_Λ = ⌊Λ/λ(M)⌋`;
 * :func:`wang_regret_lower_bound` — Wang et al. (2023), Theorem 4.4, for their regret (Eq. 9):
-  ``liminf E[R(Λ)]/log Λ ≥ Σ_k min_{m: Δ_k^(m)>0} ((λ(m)/λ(1)) µ_1 − µ_k) / KL(ν_k^(m), θ_k^(m))``
+  `liminf E[R(Λ)]/log Λ ≥ Σ_k min_{m: Δ_k^(m)>0} ((λ(m)/λ(1)) µ_1 − µ_k) / KL(ν_k^(m), θ_k^(m))`
   with Wang's gaps and targets (:func:`gaps`);
 * :func:`mfucb_analysis` — Kandasamy et al.'s instance calculator: the switching thresholds γ (Eq. 4),
   each arm's "home" fidelity ⟦k⟧ (§4.1), the leading constants of MF-UCB (Theorem 2) and UCB, and the
@@ -74,12 +76,12 @@ class LowerBound:
     """A computed cost lower bound.
 
     Attributes:
-        value: the bound ``log(1/(2.4δ)) · Σ_k min_m λ(m)/KL`` (0 when ``δ ≥ 1/2.4``).
-        per_arm: the per-arm terms ``min_m λ(m)/KL`` (without the log factor).
-        fidelity: the minimising fidelity ``m*_k`` of every arm (0-based).
-        log_factor: ``log(1/(2.4δ))``.
-        complexity: ``Σ_k per_arm``, the bound divided by the log factor (``2σ² H`` for Gaussians).
-        kind: the KL family used; ``sigma`` the Gaussian σ (proxy) if any.
+        value: the bound `log(1/(2.4δ)) · Σ_k min_m λ(m)/KL` (0 when `δ ≥ 1/2.4`).
+        per_arm: the per-arm terms `min_m λ(m)/KL` (without the log factor).
+        fidelity: the minimising fidelity `m*_k` of every arm (0-based).
+        log_factor: `log(1/(2.4δ))`.
+        complexity: `Σ_k per_arm`, the bound divided by the log factor (`2σ² H` for Gaussians).
+        kind: the KL family used; `sigma` the Gaussian σ (proxy) if any.
         note: caveats (proxy noise, δ > 0.15).
     """
 
@@ -108,7 +110,7 @@ class LowerBound:
 def gaps(means: np.ndarray, zeta: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Multi-fidelity gaps (Wang et al. 2023, Eq. 1) and target means.
 
-    Returns ``(Δ, θ, b1, b2)`` with ``Δ[k, m]`` and ``θ[k, m]`` as in the module docstring.
+    Returns `(Δ, θ, b1, b2)` with `Δ[k, m]` and `θ[k, m]` as in the module docstring.
 
     >>> d, t, b1, b2 = gaps(np.array([[0.7, 0.9], [0.75, 0.8]]), np.array([0.3, 0.0]))
     >>> np.round(d, 3).tolist(), b1, b2
@@ -145,10 +147,11 @@ def cost_lower_bound(
 
     Args:
         means: K×M means (last column = true means).
-        costs, zeta: the ladder's ``λ`` and ``ζ``.
+        costs: the ladder's `λ` per fidelity (positive).
+        zeta: the ladder's `ζ` per fidelity (non-negative).
         delta: confidence δ ∈ (0, 1).
-        kind: ``"gaussian"`` (needs ``sigma``) or ``"bernoulli"``.
-        proxy: True when ``sigma`` is a sub-Gaussian proxy rather than the real Gaussian σ.
+        kind: `"gaussian"` (needs `sigma`) or `"bernoulli"`.
+        proxy: True when `sigma` is a sub-Gaussian proxy rather than the real Gaussian σ.
 
     Wang et al.'s Table 1 instance (our recomputation of the bound: 156.36 for Bernoulli, δ = 0.05):
 
@@ -198,7 +201,7 @@ def cost_lower_bound(
 
 def instance_lower_bound(instance: Any, delta: float) -> LowerBound:
     """:func:`cost_lower_bound` for an :class:`~mf_sched.sim.instance.Instance`, with the family it simulates
-    (truncated Gaussian: the Gaussian formula with the sub-Gaussian proxy, flagged in ``note``)."""
+    (truncated Gaussian: the Gaussian formula with the sub-Gaussian proxy, flagged in `note`)."""
     noise = instance.noise
     if noise.kind == "bernoulli":
         return cost_lower_bound(instance.means, instance.ladder.costs, instance.ladder.zeta, delta, kind="bernoulli")
@@ -221,18 +224,19 @@ def instance_lower_bound(instance: Any, delta: float) -> LowerBound:
 # ---------------------------------------------------------------------------------------------- regret
 @dataclass(frozen=True)
 class RegretLowerBound:
-    """An asymptotic problem-dependent regret lower bound: ``liminf E[R(Λ)] / log(x_Λ) ≥ coefficient``.
+    """An asymptotic problem-dependent regret lower bound: `liminf E[R(Λ)] / log(x_Λ) ≥ coefficient`.
 
     Attributes:
-        coefficient: ``Σ_k per_arm``.
+        coefficient: `Σ_k per_arm`.
         per_arm: each arm's term (0 for arms that need no exploration, e.g. an optimal arm).
-        fidelity: the fidelity (0-based) attaining each arm's minimum; ``-1`` for arms without a term
+        fidelity: the fidelity (0-based) attaining each arm's minimum; `-1` for arms without a term
             (the optimal arms in Kandasamy's bound).
-        paper: which theorem; ``log_of``: ``"n_Lambda"`` (``log ⌊Λ/λ(M)⌋``, Kandasamy) or ``"Lambda"``
-            (``log Λ``, Wang).
-        kind, form: the KL family and ``"kl"`` (the proofs' KL form) or ``"gap"`` (the theorems' printed
-            ``Δ²`` form, with its constant where the paper gives one).
-        cost_top: ``λ(M)``, for :meth:`at`.
+        paper: which theorem; `log_of`: `"n_Lambda"` (`log ⌊Λ/λ(M)⌋`, Kandasamy) or `"Lambda"`
+            (`log Λ`, Wang).
+        kind: the KL family.
+        form: `"kl"` (the proofs' KL form) or `"gap"` (the theorems' printed `Δ²` form, with its constant where the
+            paper gives one).
+        cost_top: `λ(M)`, for :meth:`at`.
         note: caveats (assumptions of the theorem that the instance breaks).
     """
 
@@ -250,8 +254,8 @@ class RegretLowerBound:
     def of_terms(
         cls, per_arm: np.ndarray, fidelity: np.ndarray, costs: np.ndarray, notes: list[str], **theorem: str
     ) -> RegretLowerBound:
-        """The bound with the given per-arm terms (their sum is the coefficient), ``cost_top = costs[-1]`` and
-        the ``notes`` joined; ``theorem``: ``paper``, ``log_of``, ``kind``, ``form``."""
+        """The bound with the given per-arm terms (their sum is the coefficient), `cost_top = costs[-1]` and
+        the `notes` joined; `theorem`: `paper`, `log_of`, `kind`, `form`."""
         return cls(
             coefficient=float(per_arm.sum()),
             per_arm=per_arm,
@@ -262,7 +266,7 @@ class RegretLowerBound:
         )
 
     def at(self, capital: float) -> float:
-        """``coefficient · log(x_Λ)`` at capital ``Λ`` (the leading term; 0 while the log is ≤ 0)."""
+        """`coefficient · log(x_Λ)` at capital `Λ` (the leading term; 0 while the log is ≤ 0)."""
         x = math.floor(capital / self.cost_top) if self.log_of == "n_Lambda" else capital
         return self.coefficient * max(0.0, math.log(x)) if x > 0 else 0.0
 
@@ -306,24 +310,24 @@ def _kl(kind: str, mu: np.ndarray, target: np.ndarray, sigma: float | None) -> n
 def kandasamy_regret_lower_bound(
     means: Any, costs: Any, zeta: Any, *, kind: str = "bernoulli", sigma: float | None = None, form: str = "kl"
 ) -> RegretLowerBound:
-    """Kandasamy et al. (2016) Theorem 4 via Lemma 11: per suboptimal arm ``k``, with
-    ``Δ_k^(m) = µ⋆ − µ_k^(m) − ζ(m)`` and ``p`` the first fidelity with ``Δ_k^(p) > 0``,
+    """Kandasamy et al. (2016) Theorem 4 via Lemma 11: per suboptimal arm `k`, with
+    `Δ_k^(m) = µ⋆ − µ_k^(m) − ζ(m)` and `p` the first fidelity with `Δ_k^(p) > 0`,
 
-    * ``form="kl"`` (the proof, before its last relaxation):
-      ``(1/(M−p+1)) Δ_k^(M) min_{ℓ: Δ_k^(ℓ)>0} λ(ℓ) / KL(µ_k^(ℓ) ‖ µ⋆ − ζ(ℓ))``;
-    * ``form="gap"`` (the lemma as stated): ``c'_p Δ_k^(M) min_{ℓ: Δ_k^(ℓ)>0} λ(ℓ)/Δ_k^(ℓ)²`` with
-      ``c'_p = (1/(M−p+1)) min_{ℓ≥p} (µ⋆−ζ(ℓ))(1−µ⋆+ζ(ℓ))`` (Bernoulli, from ``KL(a‖b) ≤ (a−b)²/(b(1−b))``)
-      or ``2σ²/(M−p+1)`` (Gaussian, where both forms coincide).
+    * `form="kl"` (the proof, before its last relaxation):
+      `(1/(M−p+1)) Δ_k^(M) min_{ℓ: Δ_k^(ℓ)>0} λ(ℓ) / KL(µ_k^(ℓ) ‖ µ⋆ − ζ(ℓ))`;
+    * `form="gap"` (the lemma as stated): `c'_p Δ_k^(M) min_{ℓ: Δ_k^(ℓ)>0} λ(ℓ)/Δ_k^(ℓ)²` with
+      `c'_p = (1/(M−p+1)) min_{ℓ≥p} (µ⋆−ζ(ℓ))(1−µ⋆+ζ(ℓ))` (Bernoulli, from `KL(a‖b) ≤ (a−b)²/(b(1−b))`)
+      or `2σ²/(M−p+1)` (Gaussian, where both forms coincide).
 
-    The coefficient multiplies ``log n_Λ``. Resolutions (typos in Kandasamy et al.'s Lemma 11): the paper's
-    ``1/(M−p)`` divides by zero for ``p = M`` and counts one fidelity too few; we use ``1/(M−p+1)`` (the
-    number of fidelities ``ℓ ≥ p``) and ``min_{ℓ≥p}``. ``Δ = 0`` counts as "not > 0" (the lemma needs ``Δ^(ℓ) < 0``
-    strictly; ties have measure 0). The theorem is for Bernoulli rewards with ``µ⋆ ∈ (1/2, 1)`` and ``ζ(1) < 1/2``;
+    The coefficient multiplies `log n_Λ`. Resolutions (typos in Kandasamy et al.'s Lemma 11): the paper's
+    `1/(M−p)` divides by zero for `p = M` and counts one fidelity too few; we use `1/(M−p+1)` (the
+    number of fidelities `ℓ ≥ p`) and `min_{ℓ≥p}`. `Δ = 0` counts as "not > 0" (the lemma needs `Δ^(ℓ) < 0`
+    strictly; ties have measure 0). The theorem is for Bernoulli rewards with `µ⋆ ∈ (1/2, 1)` and `ζ(1) < 1/2`;
     outside that the value is reported with a note. The Gaussian version is the same change-of-measure argument with the
     Gaussian KL (our extension).
 
-    Hand-checked case: ``M = 1``, arms ``µ = (0.9, 0.6)``, ``λ = 2``: the classical Lai–Robbins constant
-    ``Δ λ / kl(0.6, 0.9)``.
+    Hand-checked case: `M = 1`, arms `µ = (0.9, 0.6)`, `λ = 2`: the classical Lai–Robbins constant
+    `Δ λ / kl(0.6, 0.9)`.
 
     >>> lb = kandasamy_regret_lower_bound([[0.9], [0.6]], [2.0], [0.0])
     >>> round(lb.coefficient, 6), round(0.3 * 2 / float(bernoulli_kl(0.6, 0.9)), 6)
@@ -365,25 +369,25 @@ def kandasamy_regret_lower_bound(
 def wang_regret_lower_bound(
     means: Any, costs: Any, zeta: Any, *, kind: str = "bernoulli", sigma: float | None = None, form: str = "kl"
 ) -> RegretLowerBound:
-    """Wang et al. (2023) Theorem 4.4 (proof in App. F.2), for their regret (Eq. 9): per arm ``k``
+    """Wang et al. (2023) Theorem 4.4 (proof in App. F.2), for their regret (Eq. 9): per arm `k`
 
-    ``min_{m: Δ_k^(m) > 0} ((λ(m)/λ(1)) µ_1 − µ_k) / D_k^(m)``
+    `min_{m: Δ_k^(m) > 0} ((λ(m)/λ(1)) µ_1 − µ_k) / D_k^(m)`
 
-    where ``(λ(m)/λ(1)) µ_1 − µ_k`` is the regret of one pull of ``(k, m)`` (their Eq. 22), ``Δ`` and the
-    targets ``θ`` are Wang's (:func:`gaps`; the best arm is compared with the second best), and
-    ``D = KL(ν_k^(m), θ_k^(m))`` (``form="kl"``, the proof) or ``Δ_k^(m)²`` (``form="gap"``, the theorem
-    as printed, which holds "up to a distribution constant"). The coefficient multiplies ``log Λ``. (The
-    extracted theorem lost ``λ(m)`` and ``log Λ``; we follow the proof's decomposition, Eq. 22 of
+    where `(λ(m)/λ(1)) µ_1 − µ_k` is the regret of one pull of `(k, m)` (their Eq. 22), `Δ` and the
+    targets `θ` are Wang's (:func:`gaps`; the best arm is compared with the second best), and
+    `D = KL(ν_k^(m), θ_k^(m))` (`form="kl"`, the proof) or `Δ_k^(m)²` (`form="gap"`, the theorem
+    as printed, which holds "up to a distribution constant"). The coefficient multiplies `log Λ`. (The
+    extracted theorem lost `λ(m)` and `log Λ`; we follow the proof's decomposition, Eq. 22 of
     Appendix F, and its linear programme.) The
-    best arm contributes 0 when fidelity 1 already separates it (``Δ_1^(1) > 0``), else it pays
-    ``(λ(m)/λ(1) − 1) µ_1`` per verification pull. Wang's regret is defined for rewards in [0, 1]: the
+    best arm contributes 0 when fidelity 1 already separates it (`Δ_1^(1) > 0`), else it pays
+    `(λ(m)/λ(1) − 1) µ_1` per verification pull. Wang's regret is defined for rewards in [0, 1]: the
     best true mean must be ≥ 0.
 
-    Hand-checked case: ``M = 2``, ``λ = (1, 4)``, ``ζ = (0.3, 0)``, arms ``(0.5, 0.8)`` and ``(0.45, 0.5)``.
-    Fidelity 1 cannot separate the best arm (``Δ = 0.5 − 0.3 − 0.5 < 0``), so it pays
-    ``(4 − 1)·0.8 = 2.4`` per pull at ``m = 2`` with ``Δ = 0.3``: ``2.4/0.09``; the other arm has
-    ``Δ^(1) = 0.8 − 0.3 − 0.45 = 0.05`` (pull cost ``0.8 − 0.5``) and ``Δ^(2) = 0.3`` (cost ``3.2 − 0.5``):
-    ``min(0.3/0.0025, 2.7/0.09) = 30``.
+    Hand-checked case: `M = 2`, `λ = (1, 4)`, `ζ = (0.3, 0)`, arms `(0.5, 0.8)` and `(0.45, 0.5)`.
+    Fidelity 1 cannot separate the best arm (`Δ = 0.5 − 0.3 − 0.5 < 0`), so it pays
+    `(4 − 1)·0.8 = 2.4` per pull at `m = 2` with `Δ = 0.3`: `2.4/0.09`; the other arm has
+    `Δ^(1) = 0.8 − 0.3 − 0.45 = 0.05` (pull cost `0.8 − 0.5`) and `Δ^(2) = 0.3` (cost `3.2 − 0.5`):
+    `min(0.3/0.0025, 2.7/0.09) = 30`.
 
     >>> lb = wang_regret_lower_bound([[0.5, 0.8], [0.45, 0.5]], [1, 4], [0.3, 0], form="gap")
     >>> np.round(lb.per_arm, 4).tolist(), lb.fidelity.tolist()
@@ -407,13 +411,13 @@ def wang_regret_lower_bound(
 
 
 def mfucb_low_fidelity_caps(n: int, rho: float, gamma: Any, sigma: float) -> np.ndarray:
-    """The deterministic cap on MF-UCB's plays of any arm at each fidelity ``ℓ < M`` after ``n`` plays:
-    ``⌊ρ log n / ψ(γ(ℓ))⌋ + 1`` (Kandasamy et al. 2016, proof of Lemma 8), reported as
-    ``min(·, n)`` (no arm has more than ``n`` plays; this also covers ``γ(ℓ) = 0``). Lemma 5/8 print
-    ``ψ(γ^(m))``; the proof's argument is per fidelity, so it is ``ψ(γ^(ℓ))``.
+    """The deterministic cap on MF-UCB's plays of any arm at each fidelity `ℓ < M` after `n` plays:
+    `⌊ρ log n / ψ(γ(ℓ))⌋ + 1` (Kandasamy et al. 2016, proof of Lemma 8), reported as
+    `min(·, n)` (no arm has more than `n` plays; this also covers `γ(ℓ) = 0`). Lemma 5/8 print
+    `ψ(γ^(m))`; the proof's argument is per fidelity, so it is `ψ(γ^(ℓ))`.
 
-    Worked example (ours): ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1, ρ = 2, ``n = 10⁴``: ``ψ(γ(1)) = 0.002``
-    and the cap is ``⌊2 log(10⁴)/0.002⌋ + 1 = 9211``.
+    Worked example (ours): `λ = (1, 10)`, `ζ = (0.2, 0)`, σ = 1, ρ = 2, `n = 10⁴`: `ψ(γ(1)) = 0.002`
+    and the cap is `⌊2 log(10⁴)/0.002⌋ + 1 = 9211`.
 
     >>> mfucb_low_fidelity_caps(10_000, 2.0, mfucb_gamma([1, 10], [0.2, 0.0], 1.0), 1.0).tolist()
     [9211]
@@ -433,15 +437,17 @@ class MFUCBAnalysis:
 
     Attributes:
         gamma: switching thresholds γ(1..M−1) (Eq. 4 unless given).
-        gaps: ``Δ_k^(m) = µ⋆ − µ_k^(m) − ζ(m)`` (K×M).
-        home: each arm's home fidelity ⟦k⟧ (0-based): the first ``m < M`` with ``Δ_k^(m) > 2γ(m)``,
-            else ``M − 1``; ``-1`` for optimal arms (§4.1, Fig. 1).
+        gaps: `Δ_k^(m) = µ⋆ − µ_k^(m) − ζ(m)` (K×M).
+        home: each arm's home fidelity ⟦k⟧ (0-based): the first `m < M` with `Δ_k^(m) > 2γ(m)`,
+            else `M − 1`; `-1` for optimal arms (§4.1, Fig. 1).
         optimal: mask of the optimal arms.
-        c_mfucb, c_ucb: Theorem 2's leading constants (multiply by ``log n_Λ``; constants hidden):
-            ``Σ_{k∉K⋆} Δ_k^(M) λ(⟦k⟧)/ψ(Δ_k^(⟦k⟧))`` and UCB's ``Σ Δ_k^(M) λ(M)/ψ(Δ_k^(M))``.
-        assumption1_violations: the ``m`` (0-based, ``m < M − 1``) where Assumption 1,
-            ``Σ_{i≤m} 1/ψ(ζ(i)) ≤ 1/ψ(ζ(m+1))``, fails (it only shapes the Theorem-2 comparison).
-        rho, sigma: the parameters used.
+        c_mfucb: Theorem 2's leading constant of MF-UCB (multiply by `log n_Λ`; constants hidden): `Σ_{k∉K⋆} Δ_k^(M)
+            λ(⟦k⟧)/ψ(Δ_k^(⟦k⟧))`.
+        c_ucb: the same for UCB: `Σ Δ_k^(M) λ(M)/ψ(Δ_k^(M))`.
+        assumption1_violations: the `m` (0-based, `m < M − 1`) where Assumption 1,
+            `Σ_{i≤m} 1/ψ(ζ(i)) ≤ 1/ψ(ζ(m+1))`, fails (it only shapes the Theorem-2 comparison).
+        rho: the exploration constant ρ used.
+        sigma: the noise σ used.
     """
 
     gamma: np.ndarray
@@ -455,7 +461,7 @@ class MFUCBAnalysis:
     sigma: float
 
     def caps(self, n: int) -> np.ndarray:
-        """:func:`mfucb_low_fidelity_caps` after ``n`` plays."""
+        """:func:`mfucb_low_fidelity_caps` after `n` plays."""
         return mfucb_low_fidelity_caps(n, self.rho, self.gamma, self.sigma)
 
     def to_dict(self) -> dict[str, Any]:
@@ -476,10 +482,10 @@ def mfucb_analysis(
 ) -> MFUCBAnalysis:
     """Switching thresholds, home fidelities and Theorem 2's constants of MF-UCB on an instance.
 
-    Worked example (ours, from Eq. 4 and the home fidelities of §4.1): ``λ = (1, 10)``, ``ζ = (0.2, 0)``, σ = 1 and
-    ``µ⋆ = 0.9``: an arm with means
-    ``(0.4, 0.5)`` has ``Δ^(1) = 0.3 > 2γ(1) = 0.1265`` (home fidelity 1), one with ``(0.6, 0.7)`` has
-    ``Δ^(1) = 0.1`` (home fidelity 2).
+    Worked example (ours, from Eq. 4 and the home fidelities of §4.1): `λ = (1, 10)`, `ζ = (0.2, 0)`, σ = 1 and
+    `µ⋆ = 0.9`: an arm with means
+    `(0.4, 0.5)` has `Δ^(1) = 0.3 > 2γ(1) = 0.1265` (home fidelity 1), one with `(0.6, 0.7)` has
+    `Δ^(1) = 0.1` (home fidelity 2).
 
     >>> a = mfucb_analysis([[0.4, 0.5], [0.6, 0.7], [0.8, 0.9]], [1, 10], [0.2, 0.0], sigma=1.0)
     >>> np.round(a.gamma, 7).tolist(), a.home.tolist()
@@ -518,19 +524,19 @@ class TightLowerBound:
     """The tight cost lower bound of Poiani et al. (2024) for a Gaussian multi-fidelity instance.
 
     Attributes:
-        value: ``C*(µ) · kl(δ, 1 − δ)``, a lower bound on the expected cost of any δ-correct algorithm
-            (0 when ``δ ≥ 1/2``).
-        complexity: ``C*(µ) = 1 / max_ω F(ω, µ)``, the optimal cost per unit of information.
-        log_factor: ``kl(δ, 1 − δ) = (1 − 2δ) log((1 − δ)/δ)``; ``value / log(1/δ)`` tends to ``C*``.
-        cost_proportions: ``ω*`` (K×M, sums to 1): the optimal share of the *cost* spent on each (arm,
+        value: `C*(µ) · kl(δ, 1 − δ)`, a lower bound on the expected cost of any δ-correct algorithm
+            (0 when `δ ≥ 1/2`).
+        complexity: `C*(µ) = 1 / max_ω F(ω, µ)`, the optimal cost per unit of information.
+        log_factor: `kl(δ, 1 − δ) = (1 − 2δ) log((1 − δ)/δ)`; `value / log(1/δ)` tends to `C*`.
+        cost_proportions: `ω*` (K×M, sums to 1): the optimal share of the *cost* spent on each (arm,
             fidelity); not unique in general.
-        pull_proportions: ``π* ∝ ω*/λ``: the matching share of *pulls*.
-        best_arm: ``i* = argmax µ_{·,M}``.
-        gap: relative gap between ``C*`` and the exact value of ``ω*``, ``1 − C*·F(ω*)``, certified by
-            the method (the true ``C*`` lies between the two).
+        pull_proportions: `π* ∝ ω*/λ`: the matching share of *pulls*.
+        best_arm: `i* = argmax µ_{·,M}`.
+        gap: relative gap between `C*` and the exact value of `ω*`, `1 − C*·F(ω*)`, certified by
+            the method (the true `C*` lies between the two).
         iterations: iterations of the method (one LP each).
-        sigma: the Gaussian σ used; ``note``: caveats.
-        method: ``"cutting-plane"`` or ``"decomposition"`` (see :func:`tight_lower_bound`).
+        sigma: the Gaussian σ used; `note`: caveats.
+        method: `"cutting-plane"` or `"decomposition"` (see :func:`tight_lower_bound`).
         timed_out: True when the time limit stopped the method (the value is still a valid bound).
     """
 
@@ -548,7 +554,7 @@ class TightLowerBound:
     timed_out: bool = False
 
     def optimal_fidelity(self, atol: float = 1e-6) -> list[list[int]]:
-        """Per arm, the fidelities (0-based) that receive at least ``atol`` of the cost at ``ω*``."""
+        """Per arm, the fidelities (0-based) that receive at least `atol` of the cost at `ω*`."""
         return [np.flatnonzero(row >= atol).tolist() for row in self.cost_proportions]
 
     def to_dict(self) -> dict[str, Any]:
@@ -569,10 +575,10 @@ class TightLowerBound:
 
 
 def _cuts(omega: np.ndarray, mu: np.ndarray, lam: np.ndarray, z: np.ndarray, sigma: float, best: int):
-    """``f_b(ω)`` for every challenger ``b`` and the coefficients of the cut ``f_b(ω') ≤ ⟨g_b, ω'⟩``.
+    """`f_b(ω)` for every challenger `b` and the coefficients of the cut `f_b(ω') ≤ ⟨g_b, ω'⟩`.
 
-    ``g_b`` is ``d(µ, θ^b)/λ`` on arms ``i*`` and ``b`` for the closest alternative ``θ^b ∈ Alt_{i*,b}`` at
-    ``ω``: the linear function that ``θ^b`` attains, valid everywhere and exact at ``ω`` (Danskin)."""
+    `g_b` is `d(µ, θ^b)/λ` on arms `i*` and `b` for the closest alternative `θ^b ∈ Alt_{i*,b}` at
+    `ω`: the linear function that `θ^b` attains, valid everywhere and exact at `ω` (Danskin)."""
     w = omega / lam[None, :]
     f, eta_i, eta_b = answer_values(best, w, mu, z, sigma)
     others = np.flatnonzero(np.arange(mu.shape[0]) != best)
@@ -597,8 +603,8 @@ def _cutting_plane(
     deadline: float | None,
     on_iteration: Callable[[int, float, float], None] | None,
 ) -> tuple[float, float, np.ndarray, int, bool]:
-    """Kelley's cutting planes over all ``K·M`` cost shares (the reference method of
-    :func:`tight_lower_bound`). Returns ``(U, best F, its ω, iterations, timed out)`` with ``U ≥ max F``."""
+    """Kelley's cutting planes over all `K·M` cost shares (the reference method of
+    :func:`tight_lower_bound`). Returns `(U, best F, its ω, iterations, timed out)` with `U ≥ max F`."""
     from scipy import optimize, sparse
 
     K, M = mu.shape
@@ -672,46 +678,47 @@ def tight_lower_bound(
     time_limit: float | None = None,
     progress: bool = False,
 ) -> TightLowerBound:
-    """The tight lower bound of Poiani et al. (2024): ``E[cost] ≥ C*(µ) · kl(δ, 1 − δ)`` for Gaussian noise.
+    """The tight lower bound of Poiani et al. (2024): `E[cost] ≥ C*(µ) · kl(δ, 1 − δ)` for Gaussian noise.
 
-    ``C*(µ)⁻¹ = max_{ω ∈ Σ_KM} F(ω, µ)`` with ``F(ω, µ) = inf_{θ ∈ Alt(µ)} Σ_{i,m} (ω_{i,m}/λ_m) d(µ_{i,m}, θ_{i,m})``
-    and ``Alt(µ)`` the models of ``M_MF`` (``|θ_{i,m} − θ_{i,M}| ≤ ζ(m)``) whose best arm differs. The factor ``kl(δ, 1
-    − δ)`` is the Garivier–Kaufmann change-of-measure bound: for every ``θ ∈ Alt``, ``Σ E[N_{i,m}] d(µ_{i,m}, θ_{i,m}) ≥
-    kl(δ, 1 − δ)``; with ``ω`` the expected cost shares this is ``E[cost] · F(ω, µ) ≥ kl(δ, 1 − δ)`` (our derivation;
-    the paper's exact statement could not be checked). Asymptotically ``E[cost]/log(1/δ) ≥ C*(µ)``.
+    `C*(µ)⁻¹ = max_{ω ∈ Σ_KM} F(ω, µ)` with `F(ω, µ) = inf_{θ ∈ Alt(µ)} Σ_{i,m} (ω_{i,m}/λ_m) d(µ_{i,m}, θ_{i,m})`
+    and `Alt(µ)` the models of `M_MF` (`|θ_{i,m} − θ_{i,M}| ≤ ζ(m)`) whose best arm differs. The factor `kl(δ, 1
+    − δ)` is the Garivier–Kaufmann change-of-measure bound: for every `θ ∈ Alt`, `Σ E[N_{i,m}] d(µ_{i,m}, θ_{i,m}) ≥
+    kl(δ, 1 − δ)`; with `ω` the expected cost shares this is `E[cost] · F(ω, µ) ≥ kl(δ, 1 − δ)` (our derivation;
+    the paper's exact statement could not be checked). Asymptotically `E[cost]/log(1/δ) ≥ C*(µ)`.
 
-    **Algorithms.** ``F = min_b f_b`` where ``f_b`` depends only on arms ``i*`` and ``b`` and is concave in
-    ``ω``; the inner ``f_b`` are the exact one-dimensional problems of :mod:`mf_sched.sim.alternative`.
+    **Algorithms.** `F = min_b f_b` where `f_b` depends only on arms `i*` and `b` and is concave in
+    `ω`; the inner `f_b` are the exact one-dimensional problems of :mod:`mf_sched.sim.alternative`.
 
-    * ``method="cutting-plane"`` (the reference): Kelley's cutting-plane method with one cut *per
-      challenger* per iteration (a disaggregated model of each ``f_b``) and one sparse LP in all ``K·M``
-      shares per iteration (``scipy.optimize.linprog``, HiGHS). The LP value ``U`` bounds ``max F`` from
-      above. Well under a second for ``K ≤ 300``; seconds at ``K = 1,000``, minutes at ``K = 10,000``.
-    * ``method="decomposition"``: an ``M``-dimensional outer problem over the best arm's shares with one
+    * `method="cutting-plane"` (the reference): Kelley's cutting-plane method with one cut *per
+      challenger* per iteration (a disaggregated model of each `f_b`) and one sparse LP in all `K·M`
+      shares per iteration (`scipy.optimize.linprog`, HiGHS). The LP value `U` bounds `max F` from
+      above. Well under a second for `K ≤ 300`; seconds at `K = 1,000`, minutes at `K = 10,000`.
+    * `method="decomposition"`: an `M`-dimensional outer problem over the best arm's shares with one
       vectorised one-dimensional problem per challenger (:mod:`mf_sched.sim._tight_decomp`); about a second at
-      ``K = 1,000``, seconds at ``K = 10,000``, tens of seconds at ``K = 100,000``.
-    * ``method="auto"`` (default): the reference up to ``K·M = 1,000``, else the decomposition, falling
+      `K = 1,000`, seconds at `K = 10,000`, tens of seconds at `K = 100,000`.
+    * `method="auto"` (default): the reference up to `K·M = 1,000`, else the decomposition, falling
       back to the reference when the decomposition certifies a relative gap above 1e-4 and
-      ``K·M ≤ 20,000``.
+      `K·M ≤ 20,000`.
 
-    Both return a value that is never above the true ``C*`` (the bound stays a bound) and certify the
-    relative gap ``gap`` between it and an allocation's exact value; both stop when it is ``≤ tol``.
+    Both return a value that is never above the true `C*` (the bound stays a bound) and certify the
+    relative gap `gap` between it and an allocation's exact value; both stop when it is `≤ tol`.
 
     Args:
         means: K×M means (last column: the true means); the best arm must be unique.
-        costs, zeta: ``λ`` (positive) and ``ζ`` (non-negative) per fidelity.
+        costs: the ladder's `λ` per fidelity (positive).
+        zeta: the ladder's `ζ` per fidelity (non-negative).
         delta: confidence δ ∈ (0, 1).
         sigma: Gaussian noise standard deviation (known, common).
         tol: relative optimality gap at which to stop (below ~1e-9 the LP's own tolerance dominates).
-        max_iter: iteration cap; if reached, ``gap`` says how far from optimal ``C*`` may be (it is
+        max_iter: iteration cap; if reached, `gap` says how far from optimal `C*` may be (it is
             still a valid lower bound).
-        proxy: True when ``sigma`` is a sub-Gaussian proxy (then the value is not a true lower bound).
-        method: ``"auto"``, ``"decomposition"`` or ``"cutting-plane"`` (above).
+        proxy: True when `sigma` is a sub-Gaussian proxy (then the value is not a true lower bound).
+        method: `"auto"`, `"decomposition"` or `"cutting-plane"` (above).
         time_limit: seconds after which to stop iterating; the value is still a valid lower bound,
-            ``timed_out`` is True and ``note`` gives the gap reached.
-        progress: show the iterations and the gap on stderr (for instances with ``K·M ≥ 10,000``).
+            `timed_out` is True and `note` gives the gap reached.
+        progress: show the iterations and the gap on stderr (for instances with `K·M ≥ 10,000`).
 
-    The 5x2 instance (``C* = 14 + 4√10`` exactly, our closed form; challengers at fidelity 1, the best arm at 2):
+    The 5x2 instance (`C* = 14 + 4√10` exactly, our closed form; challengers at fidelity 1, the best arm at 2):
 
     >>> mu = [[0.4, 0.5]] * 4 + [[0.5, 0.6]]
     >>> lb = tight_lower_bound(mu, [0.5, 5.0], [0.1, 0.0], 0.01, sigma=0.1)
@@ -831,11 +838,11 @@ def instance_tight_lower_bound(
     """:func:`tight_lower_bound` for an :class:`~mf_sched.sim.instance.Instance`; None for Bernoulli noise.
 
     The bound is derived for Gaussian observations with a known σ; for a truncated Gaussian the
-    sub-Gaussian proxy is used and flagged in ``note`` (as for :func:`instance_lower_bound`). Bernoulli
+    sub-Gaussian proxy is used and flagged in `note` (as for :func:`instance_lower_bound`). Bernoulli
     instances get None: their KL is not the Gaussian one and the Gaussian formula with σ = 1/2 would be
-    an *upper* bound on their ``C*`` (Pinsker), not a lower bound. ``C*`` does not depend on δ and is
+    an *upper* bound on their `C*` (Pinsker), not a lower bound. `C*` does not depend on δ and is
     cached per instance (means, costs, ζ, σ), so repeated summaries of one instance solve it once
-    (a result cut short by ``time_limit`` is not cached). ``time_limit`` and ``progress``: see
+    (a result cut short by `time_limit` is not cached). `time_limit` and `progress`: see
     :func:`tight_lower_bound`.
     """
     noise = instance.noise

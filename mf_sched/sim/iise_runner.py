@@ -1,42 +1,42 @@
 """Exact block runner for IISE-family policies (IISE, IISE-γ, MFE): many rounds per step, same distribution.
 
-:func:`mf_sched.sim.simulate.run_policy` drives a policy one ``ask_batch``/``tell_batch`` round at a time, which
+:func:`mf_sched.sim.simulate.run_policy` drives a policy one `ask_batch`/`tell_batch` round at a time, which
 costs microseconds per pull. The phases of IISE (Poiani, Metelli & Restelli, 2022, §4, Algorithm 1) last
 10³–10⁹ rounds on the instances of their Table 1 (Synthetic A has K = 2000 arms; MFE on Yahtzee spends
 about 1.6·10⁹ rounds before its last phases). This runner keeps every *decision* with the policy and only
 changes how samples reach it, through the policy's public batch hooks — :meth:`IISE.record_rounds` (record
-``n`` whole rounds of the active arms at once), :meth:`IISE.round_thresholds` and
+`n` whole rounds of the active arms at once), :meth:`IISE.round_thresholds` and
 :meth:`IISE.epsilon_stop_fires` (the policy's own elimination and ε-stop tests for a vector of round
-counts), :meth:`IISE.rounds_left_in_phase`, and the read-only properties ``active_arms``, ``phase``,
-``rounds_in_phase`` and ``phase_sums``:
+counts), :meth:`IISE.rounds_left_in_phase`, and the read-only properties `active_arms`, `phase`,
+`rounds_in_phase` and `phase_sums`:
 
-1. **Exact blocks.** At a round boundary it draws the next ``n`` rounds' samples of the active arms at
-   once (``Instance.sample``, vectorised), computes the running per-phase means after every round and
+1. **Exact blocks.** At a round boundary it draws the next `n` rounds' samples of the active arms at
+   once (`Instance.sample`, vectorised), computes the running per-phase means after every round and
    the policy's own elimination thresholds (:meth:`IISE.round_thresholds`), and finds the first round
-   ``k`` after which an elimination (or the ε-stop) could fire (a relative margin of 1e-9 guards
-   against floating-point differences with the policy's own arithmetic). Rounds ``1..k−1`` go to the
-   policy in one ``record_rounds`` call (sums and sums of squares of the actual draws); round ``k`` is
-   asked and told normally, so the policy itself performs the elimination. Draws after round ``k`` are
+   `k` after which an elimination (or the ε-stop) could fire (a relative margin of 1e-9 guards
+   against floating-point differences with the policy's own arithmetic). Rounds `1..k−1` go to the
+   policy in one `record_rounds` call (sums and sums of squares of the actual draws); round `k` is
+   asked and told normally, so the policy itself performs the elimination. Draws after round `k` are
    discarded unseen by any decision. This is the round-by-round simulation, pull for pull, in
    distribution: no approximation.
-2. **Certified phase skips** (``certify=True``). When the rest of a non-final phase is long, the runner
+2. **Certified phase skips** (`certify=True`). When the rest of a non-final phase is long, the runner
    bounds the probability that *any* elimination fires in it, assuming the active set stays as it is.
-   An elimination after round ``s`` needs some arm's mean error to reach
-   ``x_s/2 = (threshold(s) − G)/2`` (``G`` = the largest true-mean gap among active arms at this
+   An elimination after round `s` needs some arm's mean error to reach
+   `x_s/2 = (threshold(s) − G)/2` (`G` = the largest true-mean gap among active arms at this
    fidelity). For bounded noise (Yahtzee's truncated Gaussian: errors within ±a) this is impossible
-   while ``x_s > 2a``; beyond, Hoeffding (or the Gaussian tail) bounds it by
-   ``2|S| exp(−s x_s² / (8σ²))``, summed over the remaining rounds (on a geometric grid of segments,
-   each bounded with its smallest ``x``). When the total is ≤ ``tol``
+   while `x_s > 2a`; beyond, Hoeffding (or the Gaussian tail) bounds it by
+   `2|S| exp(−s x_s² / (8σ²))`, summed over the remaining rounds (on a geometric grid of segments,
+   each bounded with its smallest `x`). When the total is ≤ `tol`
    (default 1e-12) the runner records the whole rest of the phase at once. The phase's samples never
    enter a decision (nothing is eliminated and IISE discards them at the switch), so the run's
-   decisions, cost and answer follow the exact distribution up to a total-variation error ≤ ``tol``
-   per skip; the bound actually used is reported (``tv_bound``). Only the *diagnostic* per-(arm,
+   decisions, cost and answer follow the exact distribution up to a total-variation error ≤ `tol`
+   per skip; the bound actually used is reported (`tv_bound`). Only the *diagnostic* per-(arm,
    fidelity) sums of a skipped phase are drawn from their exact law (Gaussian, Bernoulli) or, for the
    truncated Gaussian, from a moment-matched normal. This replaces the "options" shortcut of the authors'
    released code, which skips phases in which no *true* gap exceeds 2ξ_m without bounding the noise.
 
-``run_iise_fast(policy, instance, seed)`` returns the same :class:`mf_sched.sim.simulate.RunResult` as
-:func:`mf_sched.sim.simulate.run_policy` (it finishes the run through ``run_policy`` once the policy is done).
+`run_iise_fast(policy, instance, seed)` returns the same :class:`mf_sched.sim.simulate.RunResult` as
+:func:`mf_sched.sim.simulate.run_policy` (it finishes the run through `run_policy` once the policy is done).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def _noise_params(instance: Instance) -> tuple[float, float]:
 def phase_skip_bound(policy: IISE, instance: Instance) -> float:
     """Upper bound on the probability that an elimination fires in the rest of the current phase.
 
-    ``inf`` when it cannot be bounded usefully (the final phase, the practical radius, or a true gap
+    `inf` when it cannot be bounded usefully (the final phase, the practical radius, or a true gap
     that already exceeds the threshold at the end of the phase).
     """
     left = policy.rounds_left_in_phase()
@@ -136,7 +136,7 @@ def phase_skip_bound(policy: IISE, instance: Instance) -> float:
 
 
 def _skip_sums(instance: Instance, idx: np.ndarray, m: int, n: int, rng: np.random.Generator) -> tuple[Any, Any]:
-    """Sums and sums of squares of ``n`` samples per arm (diagnostics of a certified skip)."""
+    """Sums and sums of squares of `n` samples per arm (diagnostics of a certified skip)."""
     mu = instance.means[idx, m]
     nz = instance.noise
     if nz.kind == "gaussian":
@@ -165,7 +165,7 @@ def run_iise_fast(
     tol: float = 1e-12,
     stats_out: FastStats | None = None,
 ) -> RunResult:
-    """Play an IISE-family policy on ``instance`` to the end (see the module docstring).
+    """Play an IISE-family policy on `instance` to the end (see the module docstring).
 
     Example:
         >>> import numpy as np
@@ -246,7 +246,7 @@ def run_many_fast(
     progress: bool = True,
 ) -> Summary:
     """:func:`mf_sched.run_many` for IISE-family policies, through :func:`run_iise_fast` (same seeding
-    scheme: one ``SeedSequence(seed)`` child per run, split into policy and observation seeds)."""
+    scheme: one `SeedSequence(seed)` child per run, split into policy and observation seeds)."""
     if not issubclass(get_policy(name), IISE):
         raise ValueError(f"{name!r} is not an IISE-family policy; use mf_sched.run_many")
     job = functools.partial(_fast_job, name, instance, dict(params or {}), delta)

@@ -1,20 +1,22 @@
 """Simulated multi-fidelity bandit instances: a K×M matrix of means, a fidelity ladder and a noise model.
 
-File format (JSON; :func:`load_instance` validates every field)::
+File format (JSON; :func:`load_instance` validates every field):
 
-    {"means": [[µ_k^(1), …, µ_k^(M)], …],          # K rows, M fidelities (last = true mean)
-     "costs": [λ(1), …, λ(M)],
-     "zeta":  [ζ(1), …, ζ(M)],                      # ζ(M) = 0
-     "gamma": [γ(1), …, γ(M)],                      # optional (IISE-γ)
-     "noise": {"kind": "gaussian", "sigma": 0.1},   # or {"kind": "bernoulli"} (means in [0, 1])
-     "source": "…"}                                 # optional free text
+```text
+{"means": [[µ_k^(1), …, µ_k^(M)], …],          # K rows, M fidelities (last = true mean)
+ "costs": [λ(1), …, λ(M)],
+ "zeta":  [ζ(1), …, ζ(M)],                      # ζ(M) = 0
+ "gamma": [γ(1), …, γ(M)],                      # optional (IISE-γ)
+ "noise": {"kind": "gaussian", "sigma": 0.1},   # or {"kind": "bernoulli"} (means in [0, 1])
+ "source": "…"}                                 # optional free text
+```
 
-A third noise kind, ``{"kind": "truncated_gaussian", "sigma": s, "truncate_at": a, "sigma_proxy": p}``,
-reproduces Poiani et al. (2022)'s Yahtzee instance: observations are ``µ + N(0, s²)`` truncated to
-``±a``; policies assume the sub-Gaussian proxy ``p``.
+A third noise kind, `{"kind": "truncated_gaussian", "sigma": s, "truncate_at": a, "sigma_proxy": p}`,
+reproduces Poiani et al. (2022)'s Yahtzee instance: observations are `µ + N(0, s²)` truncated to
+`±a`; policies assume the sub-Gaussian proxy `p`.
 
 Loading validates every field (types, shapes, finiteness, ranges, unknown keys) and never evaluates
-anything. The model assumption ``|µ_k^(m) − µ_k^(M)| ≤ ζ(m)`` is *checked and reported*
+anything. The model assumption `|µ_k^(m) − µ_k^(M)| ≤ ζ(m)` is *checked and reported*
 (:meth:`Instance.check_assumptions`; a :class:`AssumptionWarning` on load), not silently assumed: the
 published instances violate it in places (Poiani et al. 2022's Synthetic A/B arm 1, Wang et al.
 2023's Table 2), and a policy's guarantee does not cover those arms.
@@ -55,7 +57,7 @@ _KINDS = ("gaussian", "bernoulli", "truncated_gaussian")
 
 
 class AssumptionWarning(UserWarning):
-    """An instance violates ``|µ(m) − µ(M)| ≤ ζ(m)`` (or its γ) for some arms."""
+    """An instance violates `|µ(m) − µ(M)| ≤ ζ(m)` (or its γ) for some arms."""
 
 
 def _pos_float(name: str, v: Any) -> float:
@@ -74,8 +76,8 @@ def _pos_float(name: str, v: Any) -> float:
 class NoiseSpec:
     """How a simulated instance draws observations.
 
-    ``kind`` is ``"gaussian"`` (``sigma``), ``"bernoulli"`` or ``"truncated_gaussian"`` (``sigma``,
-    ``truncate_at``, optional ``sigma_proxy`` that policies assume; default ``sigma``).
+    `kind` is `"gaussian"` (`sigma`), `"bernoulli"` or `"truncated_gaussian"` (`sigma`,
+    `truncate_at`, optional `sigma_proxy` that policies assume; default `sigma`).
     """
 
     kind: str
@@ -137,9 +139,9 @@ class NoiseSpec:
 class AssumptionReport:
     """Result of :meth:`Instance.check_assumptions`.
 
-    ``violations`` lists ``(arm, fidelity, |µ(m) − µ(M)|, ζ(m))`` for every pair that breaks the bias
-    bound; ``gamma_violations`` lists ``(fidelity, realised spread, γ(m))`` where the realised
-    ``max_i ξ_{i,m} − min_i ξ_{i,m}`` exceeds the instance's γ.
+    `violations` lists `(arm, fidelity, |µ(m) − µ(M)|, ζ(m))` for every pair that breaks the bias
+    bound; `gamma_violations` lists `(fidelity, realised spread, γ(m))` where the realised
+    `max_i ξ_{i,m} − min_i ξ_{i,m}` exceeds the instance's γ.
     """
 
     violations: list[tuple[int, int, float, float]] = field(default_factory=list)
@@ -187,10 +189,11 @@ class Instance:
     """A simulated multi-fidelity instance.
 
     Args:
-        means: K×M array, ``means[k, m] = µ_k^(m)``; the last column holds the true means.
+        means: K×M array, `means[k, m] = µ_k^(m)`; the last column holds the true means.
         ladder: the fidelity ladder (costs, ζ, optional γ).
         noise: a :class:`NoiseSpec` or its dict.
-        source, name: free text.
+        source: where the instance came from (free text).
+        name: label of the instance (free text).
 
     Example:
         >>> inst = Instance([[0.4, 0.5], [0.5, 0.6]], FidelityLadder([0.5, 5.0], [0.1, 0.0]),
@@ -276,7 +279,7 @@ class Instance:
 
     # ----------------------------------------------------------------------------- checks
     def check_assumptions(self, atol: float = 1e-12) -> AssumptionReport:
-        """Check ``|µ_k^(m) − µ_k^(M)| ≤ ζ(m)`` for all (k, m), γ if given, and uniqueness of the best arm."""
+        """Check `|µ_k^(m) − µ_k^(M)| ≤ ζ(m)` for all (k, m), γ if given, and uniqueness of the best arm."""
         zeta = np.asarray(self.ladder.zeta)
         bias = self.means - self.true_means[:, None]
         gap = np.abs(bias)
@@ -321,14 +324,14 @@ class Instance:
         seed: int | None = None,
     ) -> Instance:
         """A random instance from Poiani et al. (2022)'s generator (§7, Synthetic A/B), **corrected**: the
-        authors' released generator builds arm 1 from arm 0 and skips the offset ``b_m`` for arms ≥ 2, so its
+        authors' released generator builds arm 1 from arm 0 and skips the offset `b_m` for arms ≥ 2, so its
         arm 1 can break the bias bound.
 
-        True means ``µ_{i,M} ~ N(0, 1)``; bias offsets ``b_m`` and spreads ``γ_m`` give
-        ``ζ_m = b_m + γ_m/2`` and ``µ_{i,m} = µ_{i,M} − b_m + U(−γ_m/2, γ_m/2)``, so every arm satisfies
-        ``|µ_{i,m} − µ_{i,M}| ≤ ζ_m`` and the realised bias spread is at most ``γ_m`` (the released code
-        built arm 1 from arm 0 and forgot ``b_m`` for the other arms). Gaussian noise with ``sigma``.
-        ``min_gap`` re-draws until the best and second-best true means differ by at least it.
+        True means `µ_{i,M} ~ N(0, 1)`; bias offsets `b_m` and spreads `γ_m` give
+        `ζ_m = b_m + γ_m/2` and `µ_{i,m} = µ_{i,M} − b_m + U(−γ_m/2, γ_m/2)`, so every arm satisfies
+        `|µ_{i,m} − µ_{i,M}| ≤ ζ_m` and the realised bias spread is at most `γ_m` (the released code
+        built arm 1 from arm 0 and forgot `b_m` for the other arms). Gaussian noise with `sigma`.
+        `min_gap` re-draws until the best and second-best true means differ by at least it.
 
         >>> inst = Instance.synthetic(50, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=0)
         >>> inst.K, inst.M, inst.check_assumptions().ok
@@ -358,12 +361,12 @@ class Instance:
         )
 
     def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> Sampler:
-        """A fast one-at-a-time sampler drawing its noise from ``rng`` in blocks (see :class:`Sampler`).
+        """A fast one-at-a-time sampler drawing its noise from `rng` in blocks (see :class:`Sampler`).
 
-        ``semantics`` is the observation model the simulator runs (``"independent"`` or ``"resumable"``,
+        `semantics` is the observation model the simulator runs (`"independent"` or `"resumable"`,
         see :func:`mf_sched.sim.simulate.run_policy`). A simulated instance draws independent observations in
         both (its means carry no per-run state); subclasses that replay real training runs
-        (:class:`mf_sched.curves.replay.ReplayBenchmark`) continue the same run under ``"resumable"``.
+        (:class:`mf_sched.curves.replay.ReplayBenchmark`) continue the same run under `"resumable"`.
         """
         if semantics not in ("independent", "resumable"):
             raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
@@ -410,8 +413,8 @@ class Instance:
 
 
 def check_instance_keys(d: Any, what: str, allowed: set[str], required: Sequence[str]) -> None:
-    """An instance's JSON object: a mapping with only ``allowed`` keys, every ``required`` one among them, and
-    ``source`` / ``name`` strings when present (ValueError naming ``what`` and the key). Shared by every
+    """An instance's JSON object: a mapping with only `allowed` keys, every `required` one among them, and
+    `source` / `name` strings when present (ValueError naming `what` and the key). Shared by every
     instance kind.
 
     >>> check_instance_keys({"means": [], "colour": 1}, "instance", {"means"}, ("means",))
@@ -448,7 +451,7 @@ def check_numbers(name: str, v: Any, path: str = "") -> None:
 
 
 def build_from_file(path: str | os.PathLike[str], from_dict: Callable[..., T]) -> T:
-    """``from_dict(data, name=<file stem>)`` on the file's JSON (:func:`read_instance_json`); a ValueError
+    """`from_dict(data, name=<file stem>)` on the file's JSON (:func:`read_instance_json`); a ValueError
     names the file. Shared by every instance kind."""
     p = Path(path)
     data = read_instance_json(p)
@@ -502,7 +505,7 @@ _PUBLISHED = ("data", "instances")
 def published_instances() -> list[str]:
     """The names of the published instances shipped with mf-sched (Poiani et al. 2022, Table 1; Poiani et al.
     2024, §6 and appendix), for :func:`published_instance`. Their sources and licences:
-    ``mf_sched/data/instances/README.md``.
+    `mf_sched/data/instances/README.md`.
 
     >>> published_instances()[:3]
     ['poiani2022-synthetic-a', 'poiani2022-synthetic-b', 'poiani2022-yahtzee']
@@ -512,7 +515,7 @@ def published_instances() -> list[str]:
 
 
 def published_instance_path(name: str) -> Path:
-    """The file of the shipped published instance ``name`` (see :func:`published_instances`); ValueError naming
+    """The file of the shipped published instance `name` (see :func:`published_instances`); ValueError naming
     the accepted names otherwise."""
     names = published_instances()
     if not isinstance(name, str) or name.removesuffix(".json") not in names:
@@ -532,8 +535,8 @@ def published_instance(name: str, *, warn: bool = True) -> Instance:
 
 class Sampler:
     """Draws observations of an :class:`Instance` one at a time, fast: the noise is generated by
-    :meth:`Instance.sample` in blocks of ``block`` draws (at a fixed reference arm) and handed out in
-    order, so a simulation's per-pull overhead stays in the microseconds. Deterministic given ``rng``.
+    :meth:`Instance.sample` in blocks of `block` draws (at a fixed reference arm) and handed out in
+    order, so a simulation's per-pull overhead stays in the microseconds. Deterministic given `rng`.
 
     >>> inst = Instance([[0.25]], FidelityLadder([1]), {"kind": "bernoulli"})
     >>> s = inst.sampler(np.random.default_rng(0))

@@ -2,28 +2,28 @@
 
 :func:`run_policy` plays one policy until it is done, until a cost budget, or until a pull cap:
 
-* ``workers=W`` keeps up to ``W`` pulls outstanding (``None``: as many as the policy hands out).
-  ``completion="random"`` completes one outstanding pull at a time, chosen uniformly at random
-  (asynchronous workers; results come back in any order); ``completion="batch"`` completes every
+* `workers=W` keeps up to `W` pulls outstanding (`None`: as many as the policy hands out).
+  `completion="random"` completes one outstanding pull at a time, chosen uniformly at random
+  (asynchronous workers; results come back in any order); `completion="batch"` completes every
   outstanding pull together once the workers are full or the policy waits (synchronous workers with a
-  barrier; with ``workers=None`` a round-based policy then runs one round per step, the fast path used
-  by the paper reproductions). With ``workers=1`` both are the papers' sequential model.
-* ``semantics="independent"`` (the papers): every pull is a fresh sample costing ``λ(m)``.
-  ``semantics="resumable"`` additionally meters the cost of the *resumable runs* model: an
-  arm's replicas are training runs; a pull at ``m`` advances the most advanced replica of that arm that
-  is still below ``m`` (cost ``λ(m) − λ(m')``) or starts a new replica (cost ``λ(m)``). Observations
+  barrier; with `workers=None` a round-based policy then runs one round per step, the fast path used
+  by the paper reproductions). With `workers=1` both are the papers' sequential model.
+* `semantics="independent"` (the papers): every pull is a fresh sample costing `λ(m)`.
+  `semantics="resumable"` additionally meters the cost of the *resumable runs* model: an
+  arm's replicas are training runs; a pull at `m` advances the most advanced replica of that arm that
+  is still below `m` (cost `λ(m) − λ(m')`) or starts a new replica (cost `λ(m)`). Observations
   stay independent draws in the simulator (a simplification: real learning curves are correlated).
-* a ``budget`` stops issuing pulls before the committed cost would exceed it (pulls beyond it are
+* a `budget` stops issuing pulls before the committed cost would exceed it (pulls beyond it are
   given back to the policy) — the capital Λ of the regret papers, or a cost cap.
-* ``trace=True`` keeps the issued pulls in issue order (:attr:`RunResult.trace`); :func:`regret_curve`
-  turns a trace into both regrets at every capital ``Λ' ≤ Λ`` (one run of an anytime policy gives the
+* `trace=True` keeps the issued pulls in issue order (:attr:`RunResult.trace`); :func:`regret_curve`
+  turns a trace into both regrets at every capital `Λ' ≤ Λ` (one run of an anytime policy gives the
   whole regret-vs-capital curve).
 
-:func:`run_many` repeats runs over seeds (process-parallel, deterministic given ``seed`` whatever
-``n_jobs``) and summarises them: mean cost with a 95% confidence interval (Student t), median, error
-rate, regrets, and the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`): ``lower_bound`` is Wang et al.
-(2023) Thm 3.1 / Poiani et al. (2022) Thm 1, ``tight_lower_bound`` the tight bound of Poiani et al. (2024)
-(``C*(µ) · kl(δ, 1 − δ)``, Gaussian instances only), each with its ``cost_over_…`` ratio.
+:func:`run_many` repeats runs over seeds (process-parallel, deterministic given `seed` whatever
+`n_jobs`) and summarises them: mean cost with a 95% confidence interval (Student t), median, error
+rate, regrets, and the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`): `lower_bound` is Wang et al.
+(2023) Thm 3.1 / Poiani et al. (2022) Thm 1, `tight_lower_bound` the tight bound of Poiani et al. (2024)
+(`C*(µ) · kl(δ, 1 − δ)`, Gaussian instances only), each with its `cost_over_…` ratio.
 """
 
 from __future__ import annotations
@@ -138,15 +138,15 @@ class RunResult:
 
 
 def tolerance(policy: Policy) -> float:
-    """The gap within which an answer counts as correct: the policy's ``epsilon`` (its target is an
-    ``ε``-optimal arm, e.g. LUCB1 or IISE with ``epsilon > 0``), else 0."""
+    """The gap within which an answer counts as correct: the policy's `epsilon` (its target is an
+    `ε`-optimal arm, e.g. LUCB1 or IISE with `epsilon > 0`), else 0."""
     eps = getattr(policy, "epsilon", None)
     return float(eps) if isinstance(eps, (int, float)) and not isinstance(eps, bool) and eps > 0 else 0.0
 
 
 def is_correct(arm: int | None, instance: Instance, epsilon: float = 0.0) -> bool:
-    """Whether recommending ``arm`` is right on ``instance``: its true mean is within ``epsilon`` of the best
-    one. With ``epsilon = 0`` every arm of a tie for the best is right (an instance with tied best arms has
+    """Whether recommending `arm` is right on `instance`: its true mean is within `epsilon` of the best
+    one. With `epsilon = 0` every arm of a tie for the best is right (an instance with tied best arms has
     several correct answers, e.g. for Successive Halving), and only those.
 
     >>> from mf_sched.ladder import FidelityLadder
@@ -170,7 +170,7 @@ def check_stopping(policy: Policy, instance: Instance, *, capped: bool) -> None:
     """What a simulator does about a run that may never stop, before it starts: it knows the instance, so the
     policy's own :class:`~mf_sched.policy.NotStoppingWarning` (a guess from its pull count) is turned off, and a
     fixed-confidence policy that nothing but its stopping rule can end (:attr:`~mf_sched.policy.Policy.open_ended`)
-    on an instance whose best arms are tied gets that warning at once, unless the run is ``capped`` (a
+    on an instance whose best arms are tied gets that warning at once, unless the run is `capped` (a
     budget or a pull cap).
 
     >>> import warnings
@@ -207,9 +207,9 @@ def run_policy(
     max_pulls: int | None = None,
     trace: bool = False,
 ) -> RunResult:
-    """Play ``policy`` on ``instance`` until it is done, the budget is spent, or ``max_pulls`` pulls.
+    """Play `policy` on `instance` until it is done, the budget is spent, or `max_pulls` pulls.
 
-    With ``trace=True`` the result keeps the issued pulls in issue order (:attr:`RunResult.trace`), for
+    With `trace=True` the result keeps the issued pulls in issue order (:attr:`RunResult.trace`), for
     :func:`regret_curve`.
 
     Example:
@@ -331,19 +331,19 @@ def run_policy(
 
 
 def regret_curve(instance: Instance, arms: Any, fidelities: Any, capitals: Any) -> dict[str, np.ndarray]:
-    """Both cumulative pseudo-regrets of a play sequence at every capital in ``capitals``.
+    """Both cumulative pseudo-regrets of a play sequence at every capital in `capitals`.
 
-    The plays ``(arms[t], fidelities[t])`` are taken in order; at capital ``Λ`` the first ``N(Λ)`` of them
-    count, ``N(Λ) = max{n : Σ_{t≤n} λ(m_t) ≤ Λ}`` (Kandasamy et al. 2016 §2, Wang et al. 2023 §4). With
-    ``µ⋆`` the best true mean and ``µ_k`` arm k's true (highest-fidelity) mean:
+    The plays `(arms[t], fidelities[t])` are taken in order; at capital `Λ` the first `N(Λ)` of them
+    count, `N(Λ) = max{n : Σ_{t≤n} λ(m_t) ≤ Λ}` (Kandasamy et al. 2016 §2, Wang et al. 2023 §4). With
+    `µ⋆` the best true mean and `µ_k` arm k's true (highest-fidelity) mean:
 
-    * ``"kandasamy"``: ``Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}`` (Kandasamy et al. 2016, Eq. 1);
-    * ``"wang"``: ``(Λ/λ(1)) µ⋆ − Σ_{t≤N} µ_{I_t}`` (Wang et al. 2023, Eq. 9);
-    * ``"plays"`` (``N(Λ)``) and ``"cost"`` (``Σ_{t≤N} λ(m_t)``).
+    * `"kandasamy"`: `Λ µ⋆ − Σ_{t≤N} λ(m_t) µ_{I_t}` (Kandasamy et al. 2016, Eq. 1);
+    * `"wang"`: `(Λ/λ(1)) µ⋆ − Σ_{t≤N} µ_{I_t}` (Wang et al. 2023, Eq. 9);
+    * `"plays"` (`N(Λ)`) and `"cost"` (`Σ_{t≤N} λ(m_t)`).
 
-    For a policy that does not use its capital (MF-UCB, UCB1: anytime) one run to ``Λ_max`` gives the
-    curve for every ``Λ ≤ Λ_max`` (truncate the play sequence at ``N(Λ)``, the largest ``n`` with
-    ``Σ_{t≤n} λ(m_t) ≤ Λ``, Kandasamy et al. 2016, §2); a policy whose decisions depend on ``Λ``
+    For a policy that does not use its capital (MF-UCB, UCB1: anytime) one run to `Λ_max` gives the
+    curve for every `Λ ≤ Λ_max` (truncate the play sequence at `N(Λ)`, the largest `n` with
+    `Σ_{t≤n} λ(m_t) ≤ Λ`, Kandasamy et al. 2016, §2); a policy whose decisions depend on `Λ`
     (Wang's Elimination) needs one run per capital. At the run's own budget the values equal
     :attr:`RunResult.regret_kandasamy` and :attr:`RunResult.regret_wang`.
 
@@ -388,7 +388,7 @@ def policy_for(
     seed: int | None = None,
     **params: Any,
 ) -> Policy:
-    """Build registered policy ``name`` for ``instance`` (its arms, ladder and noise model).
+    """Build registered policy `name` for `instance` (its arms, ladder and noise model).
 
     >>> from mf_sched.sim.instance import Instance
     >>> from mf_sched.ladder import FidelityLadder
@@ -396,8 +396,8 @@ def policy_for(
     >>> policy_for("lucb1", inst, delta=0.1).n_arms
     2
 
-    ``delta``, ``budget`` and ``seed`` are keyword arguments of their own; ``n_arms``, ``ladder`` and
-    ``noise`` come from the instance. Passing any of them among the policy parameters is a ValueError
+    `delta`, `budget` and `seed` are keyword arguments of their own; `n_arms`, `ladder` and
+    `noise` come from the instance. Passing any of them among the policy parameters is a ValueError
     that says so (not a TypeError about a duplicate keyword).
     """
     check_params(params)
@@ -461,7 +461,7 @@ class Summary:
 
     @property
     def cost_over_tight_lower_bound(self) -> float | None:
-        """Mean cost over the tight bound of Poiani et al. (2024), ``C*(µ) · kl(δ, 1 − δ)``."""
+        """Mean cost over the tight bound of Poiani et al. (2024), `C*(µ) · kl(δ, 1 − δ)`."""
         if not self.tight_lower_bound:
             return None
         return self.cost_mean / self.tight_lower_bound
@@ -532,7 +532,7 @@ def _one_run(
     max_pulls: int | None,
     ss: np.random.SeedSequence,
 ) -> RunResult:
-    """Run seeded by ``ss`` (:func:`mf_sched._parallel.split_seed`: the policy's seed, the observations')."""
+    """Run seeded by `ss` (:func:`mf_sched._parallel.split_seed`: the policy's seed, the observations')."""
     pol_seed, obs_seed = split_seed(ss)
     return run_policy(
         factory(instance, pol_seed),
@@ -578,17 +578,17 @@ def run_many(
     bounds: bool = True,
     bounds_time_limit: float | None = None,
 ) -> Summary:
-    """Run ``runs`` independent seeds of a policy on an instance and summarise them.
+    """Run `runs` independent seeds of a policy on an instance and summarise them.
 
     Args:
         policy: a registry name (built with :func:`~mf_sched.registry.build_policy` from the instance,
-            ``delta``, ``budget`` and ``params``) or a picklable factory ``(instance, seed) -> Policy``.
-        seed: root seed; run ``i`` uses the ``i``-th child of ``SeedSequence(seed)`` for the policy and
-            the observations, so results do not depend on ``n_jobs``.
+            `delta`, `budget` and `params`) or a picklable factory `(instance, seed) -> Policy`.
+        seed: root seed; run `i` uses the `i`-th child of `SeedSequence(seed)` for the policy and
+            the observations, so results do not depend on `n_jobs`.
         delta: δ given to the policy; None leaves the policy's default, which the summary then reports
             (read from the runs' recommendations) and uses for the lower bounds.
-        n_jobs: worker processes (``None``: all CPUs); 1 runs in this process. Ctrl-C
-            (``KeyboardInterrupt``) cancels the pending runs and terminates the workers.
+        n_jobs: worker processes (`None`: all CPUs); 1 runs in this process. Ctrl-C
+            (`KeyboardInterrupt`) cancels the pending runs and terminates the workers.
         budget: cost cap given to the policy (when it is built from a name) and enforced by the runner.
         bounds: compute the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`); False skips them.
         bounds_time_limit: seconds allowed for the tight bound (a valid, looser bound is reported when it
@@ -639,7 +639,7 @@ def summarize(
     bounds_time_limit: float | None = None,
     progress: bool = False,
 ) -> Summary:
-    """Aggregate :class:`RunResult` objects (see :class:`Summary`); ``bounds``, ``bounds_time_limit``: see
+    """Aggregate :class:`RunResult` objects (see :class:`Summary`); `bounds`, `bounds_time_limit`: see
     :func:`run_many`."""
     costs = np.array([r.cost for r in results], dtype=float)
     mean, ci = mean_ci95(costs)

@@ -12,21 +12,21 @@
   happened, at the height of the bound that lost;
 * **title** — the answer and the certificate: ε, δ and where the bias bound came from.
 
-What can be plotted (``source``):
+What can be plotted (`source`):
 
-* an Optuna ``Study`` raced by :class:`~mf_sched.integrations.optuna.MFSampler` or
+* an Optuna `Study` raced by :class:`~mf_sched.integrations.optuna.MFSampler` or
   :class:`~mf_sched.integrations.optuna.MFPruner` — the live study, or one loaded from its storage
-  (``optuna.load_study``): the adapters store the race's configuration with the study (user attribute
-  ``race:config``), and the numbers behind each stop on the pruned trial (``race:*`` user attributes);
+  (`optuna.load_study`): the adapters store the race's configuration with the study (user attribute
+  `race:config`), and the numbers behind each stop on the pruned trial (`race:*` user attributes);
 * a Ray Tune experiment folder written with
   :class:`~mf_sched.integrations.ray.SchedulerStateCallback` (or its state file): read as JSON and CSV, nothing
   unpickled, and Ray is not imported;
 * a :class:`~mf_sched.rungs.RungEliminator` or a :class:`RaceData`.
 
-``mf-sched report STORAGE_OR_FOLDER`` writes the same figure, the certificate and a table of the runs into one
+`mf-sched report STORAGE_OR_FOLDER` writes the same figure, the certificate and a table of the runs into one
 self-contained HTML page (:func:`mf_sched.visualization.report.write_report`).
 
-Plotting needs ``plotly`` (``pip install "mf-sched[viz]"``) or ``matplotlib``; both are imported only when a
+Plotting needs `plotly` (`pip install "mf-sched[viz]"`) or `matplotlib`; both are imported only when a
 figure is drawn.
 
 Example:
@@ -54,14 +54,14 @@ __all__ = ["plot_race", "race_data", "RaceData", "RaceRun", "IncumbentStep", "FA
 
 
 def race_data(source: Any) -> RaceData:
-    """The race of ``source`` as :class:`RaceData` (see the module docstring for what ``source`` may be).
+    """The race of `source` as :class:`RaceData` (see the module docstring for what `source` may be).
 
     Args:
         source: an Optuna study, a Ray Tune experiment folder (or its state file), a
             :class:`~mf_sched.rungs.RungEliminator` or a :class:`RaceData`.
 
     Raises:
-        TypeError: ``source`` is none of these.
+        TypeError: `source` is none of these.
         FileNotFoundError: a folder without the scheduler's state file.
         ValueError: a malformed state file, or a study with nothing raced.
     """
@@ -88,16 +88,16 @@ def race_data(source: Any) -> RaceData:
 
 
 def plot_race(source: Any) -> Any:
-    """The race as a plotly figure (see the module docstring): ``plot_race(study).show()``.
+    """The race as a plotly figure (see the module docstring): `plot_race(study).show()`.
 
     Args:
         source: see :func:`race_data`.
 
     Returns:
-        a ``plotly.graph_objects.Figure``.
+        a `plotly.graph_objects.Figure`.
 
     Raises:
-        ImportError: plotly is not installed (``pip install "mf-sched[viz]"``).
+        ImportError: plotly is not installed (`pip install "mf-sched[viz]"`).
     """
     from mf_sched.visualization._plotly import race_figure
 

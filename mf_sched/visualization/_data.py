@@ -1,23 +1,23 @@
 """The race as data: what :func:`~mf_sched.visualization.plot_race` draws and the report tabulates.
 
 :meth:`RaceData.from_engine` reads a :class:`~mf_sched.rungs.RungEliminator` through its public methods only
-(``value``, ``status``, ``stop_rung``, ``upper_bound``, ``incumbent``, ``radius``, ``certificate``,
-``rung_table``, ``state_dict``), so that the plot follows the engine whatever bound it computes:
+(`value`, `status`, `stop_rung`, `upper_bound`, `incumbent`, `radius`, `certificate`,
+`rung_table`, `state_dict`), so that the plot follows the engine whatever bound it computes:
 
 * every run's value at each rung it reached, and its **bound after each rung** — the optimistic bound on its
   final value that the engine holds once the run's values up to that rung are known (for the racing rule, the
-  engine rebuilt from its saved state with the later rungs masked, read with ``upper_bound``; for IISE's rule
-  ``v + B + 2ζ(m)``, the quantity that is compared with the best lower bound at the rung, Poiani et al. 2022,
+  engine rebuilt from its saved state with the later rungs masked, read with `upper_bound`; for IISE's rule
+  `v + B + 2ζ(m)`, the quantity that is compared with the best lower bound at the rung, Poiani et al. 2022,
   Eq. 3);
 * the **incumbent over time**: each time a run reaches the top rung, the run with the best pessimistic bound
-  ``v(M) − B`` so far (the value stopped runs are raced against, :meth:`~mf_sched.rungs.RungEliminator.incumbent`);
+  `v(M) − B` so far (the value stopped runs are raced against, :meth:`~mf_sched.rungs.RungEliminator.incumbent`);
 * each stopped run's **stop**: the rung, when it happened (the first time, at or after its stop rung, that the
   incumbent's pessimistic bound passed the run's bound) and why, with the numbers the adapter recorded at the
-  decision when there are any (``evidence``);
+  decision when there are any (`evidence`);
 * the **certificate** (:meth:`~mf_sched.rungs.RungEliminator.certificate`): the recommended run, ε, δ, where the
   bias bound came from, and the runs left uncovered.
 
-Values are in the metric's own orientation (``sign = -1`` turns the engine's maximised values back into
+Values are in the metric's own orientation (`sign = -1` turns the engine's maximised values back into
 losses): for a minimised metric a run's *bound* is the lowest final value it could still reach and the
 incumbent's *pessimistic bound* is an upper bound on its value.
 """
@@ -58,7 +58,7 @@ def _num(x: Any) -> float | None:
 
 
 def fmt(x: Any, digits: int = 4) -> str:
-    """A number for people: ``-`` for none."""
+    """A number for people: `-` for none."""
     f = _num(x)
     return "-" if f is None else f"{f:.{digits}g}"
 
@@ -70,7 +70,7 @@ class RaceRun:
 
     Attributes:
         key: the engine's key of the run.
-        name: how the plot and the report name it (``"trial 7"``, ``"config 3"``, a Ray trial id).
+        name: how the plot and the report name it (`"trial 7"`, `"config 3"`, a Ray trial id).
         params: its configuration.
         fate: one of :data:`FATES`.
         curve_x, curve_y: its learning curve (resource, value) as reported; the rung values when no curve is
@@ -81,8 +81,8 @@ class RaceRun:
         stop_rung: the rung at which the rule stopped (or the η cut halted) it.
         stop_time: when it was stopped.
         reason: why it ended as it did, in words.
-        evidence: the numbers behind the stop (``rung``, ``value``, ``bound``, ``incumbent``,
-            ``incumbent_value``, ``incumbent_bound``), as recorded by the adapter at the decision or else
+        evidence: the numbers behind the stop (`rung`, `value`, `bound`, `incumbent`,
+            `incumbent_value`, `incumbent_bound`), as recorded by the adapter at the decision or else
             reconstructed.
         trials: the Optuna trial numbers of the run.
     """
@@ -123,7 +123,7 @@ class RaceRun:
 
 @dataclass(frozen=True)
 class IncumbentStep:
-    """The incumbent from ``time`` on: run ``name`` with top-rung ``value`` and pessimistic ``bound``."""
+    """The incumbent from `time` on: run `name` with top-rung `value` and pessimistic `bound`."""
 
     time: float
     key: Hashable
@@ -140,10 +140,10 @@ class RaceData:
     Attributes:
         runs: every run, in the engine's registration order.
         resources: the rungs' resources (e.g. epochs), the x positions of the rungs.
-        direction: ``"maximize"`` or ``"minimize"``.
+        direction: `"maximize"` or `"minimize"`.
         metric: the metric's name.
-        rule: the decision rule (``"race"`` or ``"iise"``).
-        certificate: the engine's certificate in the metric's orientation, JSON-safe (``best`` names the run).
+        rule: the decision rule (`"race"` or `"iise"`).
+        certificate: the engine's certificate in the metric's orientation, JSON-safe (`best` names the run).
         incumbent: the incumbent over time.
         time_label: what :attr:`RaceRun.times` measure.
         source: what was read (a study and its storage, an experiment folder).
@@ -251,22 +251,24 @@ class RaceData:
         time_label: str = "seconds since the first run started",
         source: str = "",
     ) -> RaceData:
-        """The race held by ``engine`` (values in its maximisation convention; ``sign=-1`` for a minimised
+        """The race held by `engine` (values in its maximisation convention; `sign=-1` for a minimised
         metric).
 
         Args:
             engine: the decision engine, with every run's rung values and statuses.
-            sign: ``+1`` (maximised metric) or ``-1`` (minimised: the engine holds ``-value``).
+            sign: `+1` (maximised metric) or `-1` (minimised: the engine holds `-value`).
             metric: the metric's name (axis label).
-            names, params: per run key, its name and configuration (default: the key, no parameters).
-            curves: per run key, its learning curve ``(resources, values)`` in the metric's orientation
+            names: per run key, its name (default: the key).
+            params: per run key, its configuration (default: no parameters).
+            curves: per run key, its learning curve `(resources, values)` in the metric's orientation
                 (default: its rung values).
-            times: per run key, when it reached each rung (``M`` numbers, NaN unknown); default: runs in
-                registration order (``time_label`` then says so).
-            evidence: per run key, the numbers an adapter recorded when it stopped the run (keys ``rung``,
-                ``value``, ``bound``, ``incumbent``, ``incumbent_value``, ``incumbent_bound``, ``reason``).
+            times: per run key, when it reached each rung (`M` numbers, NaN unknown); default: runs in
+                registration order (`time_label` then says so).
+            evidence: per run key, the numbers an adapter recorded when it stopped the run (keys `rung`,
+                `value`, `bound`, `incumbent`, `incumbent_value`, `incumbent_bound`, `reason`).
             trials: per run key, its trial numbers.
-            time_label, source: see the attributes.
+            time_label: see the attributes.
+            source: see the attributes.
 
         Example:
             >>> from mf_sched import FidelityLadder
@@ -386,7 +388,7 @@ def _curve(
     given: tuple[Sequence[float], Sequence[float]] | None, resources: tuple[float, ...], rung_values: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The run's curve, sorted by resource, with its rung values merged in (a curve may miss a rung's point: an
-    objective that ended with ``finish``); NaN and infinite points dropped."""
+    objective that ended with `finish`); NaN and infinite points dropped."""
     xs = [float(r) for r, v in zip(resources, rung_values) if not math.isnan(v)]
     ys = [float(v) for v in rung_values if not math.isnan(v)]
     if given is not None:
@@ -495,8 +497,8 @@ def _explain_stop(
 
 
 def stop_reason(ev: Mapping[str, Any], sign: float, rule: str = "race") -> str:
-    """The sentence that explains a stop from its numbers (``rung``, ``value``, ``bound``, ``incumbent``,
-    ``incumbent_value``, ``incumbent_bound``)."""
+    """The sentence that explains a stop from its numbers (`rung`, `value`, `bound`, `incumbent`,
+    `incumbent_value`, `incumbent_bound`)."""
     rung = ev.get("rung")
     head = f"stopped at rung {rung}" + (f" (value {fmt(ev.get('value'))})" if ev.get("value") is not None else "")
     if ev.get("bound") is None or ev.get("incumbent") is None:

@@ -38,7 +38,7 @@ def _params_text(params: Any, limit: int = 8) -> str:
 
 
 def race_figure(race: RaceData) -> Any:
-    """The plotly figure of ``race`` (see :mod:`mf_sched.visualization`)."""
+    """The plotly figure of `race` (see :mod:`mf_sched.visualization`)."""
     go, make_subplots = _import_plotly()
     fig = make_subplots(
         rows=2,

@@ -86,7 +86,7 @@ def stop_points(race: RaceData) -> dict[str, Any]:
 
 
 def incumbent_series(race: RaceData, t_end: float | None = None) -> dict[str, list[float]]:
-    """The incumbent's value and pessimistic bound as step series over time (extended to ``t_end``)."""
+    """The incumbent's value and pessimistic bound as step series over time (extended to `t_end`)."""
     t, v, b = [], [], []
     for s in race.incumbent:
         t.append(s.time)

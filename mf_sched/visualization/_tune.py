@@ -1,8 +1,8 @@
 """The race of a Ray Tune experiment, read from its folder without Ray: the scheduler state that
 :class:`~mf_sched.integrations.ray.SchedulerStateCallback` writes (JSON, validated field by field by
 :meth:`~mf_sched.rungs.RungEliminator.from_state_dict`; nothing is unpickled) and each trial folder's
-``progress.csv`` (numbers only): the learning curves, when each trial reached each rung (the ``timestamp``
-column) and the scheduler's decisions (the ``race/*`` columns the callback adds to every result)."""
+`progress.csv` (numbers only): the learning curves, when each trial reached each rung (the `timestamp`
+column) and the scheduler's decisions (the `race/*` columns the callback adds to every result)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ _MAX_CSV_BYTES = 256 * 2**20
 
 
 def read_state(path: str | Path) -> tuple[Path, dict[str, Any]]:
-    """``(experiment folder, scheduler state)`` from an experiment folder or its state file (validated JSON)."""
+    """`(experiment folder, scheduler state)` from an experiment folder or its state file (validated JSON)."""
     p = Path(path)
     file = p / STATE_FILE if p.is_dir() else p
     if not file.is_file():
@@ -68,7 +68,7 @@ def read_experiment(path: str | Path) -> RaceData:
     """The race of a Ray Tune experiment folder (see the module docstring).
 
     Raises:
-        FileNotFoundError: no scheduler state in ``path``.
+        FileNotFoundError: no scheduler state in `path`.
         ValueError: a malformed state, or one saved before the rungs were known.
     """
     root, state = read_state(path)

@@ -44,7 +44,7 @@ def plot_race(source: Any) -> tuple[Any, Any]:
             folder, a :class:`~mf_sched.rungs.RungEliminator`, a :class:`~mf_sched.visualization.RaceData`).
 
     Returns:
-        the two axes ``(curves, incumbent over time)``; ``axes[0].figure`` is the figure.
+        the two axes `(curves, incumbent over time)`; `axes[0].figure` is the figure.
     """
     from mf_sched.visualization import race_data
 
@@ -63,7 +63,7 @@ def plot_race(source: Any) -> tuple[Any, Any]:
 
 
 def race_axes(race: RaceData, ax_curves: Any, ax_time: Any) -> None:
-    """Draw ``race`` on two given matplotlib axes (curves, incumbent over time)."""
+    """Draw `race` on two given matplotlib axes (curves, incumbent over time)."""
     from matplotlib.lines import Line2D
 
     handles: dict[str, Any] = {}

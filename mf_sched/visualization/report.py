@@ -1,14 +1,14 @@
-"""One self-contained HTML page for a raced study or experiment: ``mf-sched report STORAGE_OR_FOLDER``.
+"""One self-contained HTML page for a raced study or experiment: `mf-sched report STORAGE_OR_FOLDER`.
 
 The page holds the certificate (the answer, ε, δ, where the bias bound came from, the runs left uncovered), the
 race plot (:func:`mf_sched.visualization.plot_race`: interactive, with plotly.js inlined, so the page opens with
-no network; or a PNG from the matplotlib twin with ``interactive=False`` or without plotly), a table of every run
+no network; or a PNG from the matplotlib twin with `interactive=False` or without plotly), a table of every run
 with its fate and the reason, and the incumbent over time. Every text taken from the study is HTML-escaped.
 
 What :func:`load` reads:
 
-* an Optuna storage: a database URL (``sqlite:///study.db``, ``postgresql://...``), a SQLite file, or a journal
-  file (:class:`optuna.storages.journal.JournalFileBackend`); ``study_name`` picks the study (needed when the
+* an Optuna storage: a database URL (`sqlite:///study.db`, `postgresql://...`), a SQLite file, or a journal
+  file (:class:`optuna.storages.journal.JournalFileBackend`); `study_name` picks the study (needed when the
   storage holds several);
 * a Ray Tune experiment folder (or its scheduler state file), see :mod:`mf_sched.visualization`.
 
@@ -53,7 +53,7 @@ def _optuna() -> Any:
 
 
 def _storage(target: str) -> Any:
-    """An Optuna storage for ``target`` (a database URL, a SQLite file or a journal file); never creates one."""
+    """An Optuna storage for `target` (a database URL, a SQLite file or a journal file); never creates one."""
     optuna = _optuna()
     if "://" in target:
         if target.startswith("sqlite:///"):
@@ -74,11 +74,11 @@ def _storage(target: str) -> Any:
 
 
 def load(target: str | Path, *, study_name: str | None = None) -> tuple[RaceData, str]:
-    """``(race, name)`` of the study or experiment at ``target`` (see the module docstring).
+    """`(race, name)` of the study or experiment at `target` (see the module docstring).
 
     Raises:
-        FileNotFoundError: nothing at ``target``.
-        ValueError: the storage has no study named ``study_name``, or several and none was named, or the
+        FileNotFoundError: nothing at `target`.
+        ValueError: the storage has no study named `study_name`, or several and none was named, or the
             study has nothing raced yet.
     """
     from mf_sched.visualization import race_data
@@ -152,7 +152,7 @@ def _row(cells: list[str], num: set[int] | None = None) -> str:
 
 
 def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> str:
-    """The report page of ``race`` as one HTML string (see the module docstring)."""
+    """The report page of `race` as one HTML string (see the module docstring)."""
     e = html.escape
     c = race.certificate
     fig, drawn_by = _figure_html(race, interactive)
@@ -227,7 +227,7 @@ a run is stopped once that bound cannot reach the incumbent's {word} bound (dash
 
 
 def write_report(source: Any, path: str | Path, *, study_name: str | None = None, interactive: bool = True) -> Path:
-    """Write the report page of ``source`` to ``path`` and return the path.
+    """Write the report page of `source` to `path` and return the path.
 
     Args:
         source: a storage URL, a SQLite or journal file, or a Ray Tune experiment folder (read by :func:`load`);

@@ -1,4 +1,4 @@
-"""The README's example as a script: ``python example.py`` (needs network access to OptunaHub's registry)."""
+"""The README's example as a script: `python example.py` (needs network access to OptunaHub's registry)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,118 @@
+"""The API reference renders what the docstrings say: Markdown only, one entry per parameter.
+
+mkdocstrings reads docstrings as Markdown (Google style, griffe). reStructuredText leaks into the pages raw:
+a double back-quote inside an indented block, a `text::` literal marker. And griffe recognises one name per
+`Args:` entry, so a grouped entry (`delta, sigma: ...`) silently drops both parameters from the table.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted([*(ROOT / "mf_sched").rglob("*.py"), *(ROOT / "integrations").glob("*.py")])
+
+
+def _docstrings(path: Path) -> list[tuple[int, str]]:
+    """Every string statement of a file (module, class, function and attribute docstrings) with its line."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (node.lineno, node.value.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    ]
+
+
+def _prose(doc: str) -> list[str]:
+    """The lines of a docstring outside fenced code and doctest runs (those are code, shown as written)."""
+    out, in_fence, in_doctest = [], False, False
+    for line in doc.splitlines():
+        s = line.strip()
+        if s.startswith("```"):
+            in_fence = not in_fence
+            continue
+        in_doctest = s.startswith(">>>") or (in_doctest and bool(s))
+        if not in_fence and not in_doctest:
+            out.append(line)
+    return out
+
+
+def test_the_rst_scanner_catches_what_it_should():
+    doc = 'A ``literal`` and a block::\n\n    x = 1\n\n```python\ny = "``kept``"\n```\n>>> "``kept``"\n'
+    prose = _prose(doc)
+    assert any("``" in line for line in prose)
+    assert any(re.search(r"\S::\s*$", line) for line in prose)
+    assert not any("kept" in line for line in prose)
+
+
+def test_no_restructuredtext_in_docstrings():
+    leaks = []
+    for path in SOURCES:
+        for lineno, doc in _docstrings(path):
+            for line in _prose(doc):
+                if "``" in line.replace("```", "") or re.search(r"\S::\s*$", line):
+                    leaks.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
+    assert not leaks, "reStructuredText in docstrings (use Markdown):\n" + "\n".join(leaks)
+
+
+griffe = pytest.importorskip("griffe")
+
+
+@pytest.fixture(scope="module")
+def package():
+    extensions = griffe.load_extensions(
+        "docs/_ext/integrations_package.py:IntegrationsPackage", "docs/_ext/integrations_package.py:InheritedArgs"
+    )
+    return griffe.load("mf_sched", search_paths=[str(ROOT)], extensions=extensions, resolve_aliases=False)
+
+
+def _entries(obj, kind: str) -> list[str]:
+    if obj.docstring is None:
+        return []
+    sections = obj.docstring.parse("google", warn_unknown_params=False)
+    return [entry.name for section in sections if section.kind.value == kind for entry in section.value]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "integrations.optuna.MFSampler",
+        "integrations.optuna.MFPruner",
+        "integrations.ray.RungScheduler",
+        "integrations.ray.IISEScheduler",
+        "integrations.ray.AsyncIISEScheduler",
+        "policies.race.Race",
+        "racing.fit.fit_curve_bound",
+        "ladder.FidelityLadder",
+        "policy.Policy",
+        "registry.get_policy",
+    ],
+)
+def test_one_documented_entry_per_parameter(package, path):
+    obj = package[path]
+    params = [p.name for p in obj.parameters if p.name not in ("self", "cls")]
+    kinds = {p.name: p.kind.value for p in obj.parameters}
+    documented = _entries(obj, "parameters")
+    names = [
+        ("**" if kinds.get(p) == "variadic keyword" else "*" if kinds.get(p) == "variadic positional" else "") + p
+        for p in params
+    ]
+    missing = [n for n, p in zip(names, params) if n not in documented and p not in documented]
+    unknown = [d for d in documented if d.lstrip("*") not in params]
+    assert not missing and not unknown, f"{path}: undocumented {missing}, not parameters {unknown}"
+    assert len(documented) == len(set(documented)), f"{path}: an entry repeats"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["integrations.optuna.MFRecommendation", "racing.curve_bound.CurveBoundFit", "racing.curve_bound.CurveBound"],
+)
+def test_one_documented_attribute_per_field(package, path):
+    obj = package[path]
+    fields = [p.name for p in obj.parameters if p.name != "self"]
+    documented = _entries(obj, "attributes")
+    assert fields and sorted(documented) == sorted(fields), f"{path}: {set(fields) ^ set(documented)}"
