@@ -762,14 +762,14 @@ class RungEliminator:
         new = np.where(np.isinf(up), np.inf, new)
         new[top] = 0.0
         raised = sorted(set(b.details.get("raised_at", [])) | set(np.flatnonzero(new[:top] > up[:top]).tolist()))
-        src = b.source.split(" [raised")[0]
+        src = str(b.details.get("base_source", b.source))  # the source before any raise (structured, not parsed)
         self.race_bias = RaceBias(
             upper=tuple(new.tolist()),
             typical=tuple(np.minimum(np.asarray(b.typical), new).tolist()),  # type: ignore[arg-type]
             form=b.form,
             ideal=b.ideal,
             source=f"{src} [raised by the study's own curves at rungs {raised}]",
-            details={**dict(b.details), "raised_at": raised},
+            details={**dict(b.details), "raised_at": raised, "base_source": src},
         )
         n = len(self._keys)
         self._update_upper(np.arange(n))

@@ -187,7 +187,13 @@ def test_two_processes_share_one_policy(tmp_path: Path, kind: str) -> None:
     )
     assert set(rung0) == set(range(16))  # no pull lost
     assert sum(rung0.values()) <= 16 + 4  # duplicates (beyond barrier replicas) only from simultaneous decisions
-    assert all(t.system_attrs.get("mf:result") is not None for t in trials)  # every told value present
+    # every told value present; a worker whose claim clashed with the other's four times in a row took a surplus
+    # trial instead (it evaluates nothing: no configuration, no result)
+    assert all(
+        t.system_attrs.get("mf:result") is not None
+        or (t.system_attrs.get("mf:surplus") and t.system_attrs.get("mf:arm") is None)
+        for t in trials
+    )
 
 
 def _journal_worker(path: str, n: int) -> None:
