@@ -49,7 +49,7 @@ from mf_sched.ladder import FidelityLadder
 from mf_sched.race import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
 from mf_sched.rungs import RungEliminator
-from mf_sched.visualization._data import RaceData, stop_reason
+from mf_sched.visualization._data import RaceData, certificate_fields, stop_reason
 
 from ._optuna_race import ARM, trial_rung_values
 
@@ -221,23 +221,13 @@ def note_pause(
 def _certificate_attrs(
     study: optuna.Study, engine: RungEliminator, by_arm: bool, trials: Sequence[FrozenTrial] | None, arm_of: Any
 ) -> dict[str, Any]:
-    sign = _sign(study)
     cert = engine.certificate()
-    unc = [key_name(u, by_arm) for u in cert.uncovered]
-    d = {
-        "best": None if cert.key is None else key_name(cert.key, by_arm),
-        "best_trial": None if cert.key is None else _top_trial(cert.key, by_arm, trials, arm_of),
-        "value": None if cert.value is None else sign * cert.value,
-        "epsilon": cert.epsilon,
-        "delta": cert.delta,
-        "identified": cert.identified,
-        "guaranteed": cert.guaranteed,
-        "rule": cert.rule,
-        "bias_source": cert.bias_source,
-        "counts": dict(cert.counts),
-        "uncovered": unc[:_MAX_LISTED] + ([f"... {len(unc) - _MAX_LISTED} more"] if len(unc) > _MAX_LISTED else []),
-    }  # no cost: it changes at every rung, and so would the stored certificate (one write per rung crossed)
-    return d
+    d = certificate_fields(cert, _sign(study), lambda k: key_name(k, by_arm))
+    best_trial = None if cert.key is None else _top_trial(cert.key, by_arm, trials, arm_of)
+    unc = d["uncovered"]
+    d["uncovered"] = unc[:_MAX_LISTED] + ([f"... {len(unc) - _MAX_LISTED} more"] if len(unc) > _MAX_LISTED else [])
+    # no cost: it changes at every rung, and so would the stored certificate (one write per rung crossed)
+    return {"best": d.pop("best"), "best_trial": best_trial, **d}
 
 
 def _lean_bias(bias: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -349,20 +349,7 @@ class RaceData:
             else:
                 run.reason = _FATE_TEXT.get(fate, "")
             runs.append(run)
-        c = cert.to_dict()
-        certificate = {
-            "best": None if cert.key is None else name_of.get(cert.key, str(cert.key)),
-            "value": None if cert.value is None else sign * cert.value,
-            "epsilon": cert.epsilon,
-            "delta": cert.delta,
-            "identified": cert.identified,
-            "guaranteed": cert.guaranteed,
-            "rule": cert.rule,
-            "bias_source": cert.bias_source,
-            "counts": c["counts"],
-            "uncovered": [name_of.get(u, str(u)) for u in cert.uncovered],
-            "cost": cert.cost,
-        }
+        certificate = {**certificate_fields(cert, sign, lambda k: name_of.get(k, str(k))), "cost": cert.cost}
         return cls(
             runs=runs,
             resources=resources,
@@ -374,6 +361,24 @@ class RaceData:
             time_label=time_label,
             source=source,
         )
+
+
+def certificate_fields(cert: Any, sign: float, name: Any) -> dict[str, Any]:
+    """A `RungCertificate` as the user reads it: values in the metric's own direction
+    (`sign` −1 for a minimised metric) and runs by `name(key)` (the plot's and the stored study attribute's
+    common fields)."""
+    return {
+        "best": None if cert.key is None else name(cert.key),
+        "value": None if cert.value is None else sign * cert.value,
+        "epsilon": cert.epsilon,
+        "delta": cert.delta,
+        "identified": cert.identified,
+        "guaranteed": cert.guaranteed,
+        "rule": cert.rule,
+        "bias_source": cert.bias_source,
+        "counts": dict(cert.counts),
+        "uncovered": [name(u) for u in cert.uncovered],
+    }
 
 
 def _times_row(row: Sequence[float] | None, M: int) -> np.ndarray:
