@@ -40,8 +40,8 @@ simulate: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
 
 ## test: lint + format check + the docs build (strict, ~15 s) + the fast test suite (< 10 min); long tests are `slow`
 test: $(VENV)/.installed-test-$(TEST_EXTRAS)
-	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
-	$(BIN)/python -m ruff format --check --quiet mf_sched integrations tests benchmarks examples
+	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples scripts
+	$(BIN)/python -m ruff format --check --quiet mf_sched integrations tests benchmarks examples scripts
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -58,7 +58,7 @@ fuzz: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	done
 
 lint: $(VENV)/.installed-test-$(TEST_EXTRAS)
-	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples
+	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples scripts
 	$(BIN)/python -m ruff format --check mf_sched integrations tests benchmarks examples
 
 ## bench: per-pull overhead benchmark (prints a table, writes benchmarks/results/overhead.json)

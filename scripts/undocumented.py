@@ -1,0 +1,91 @@
+"""List the parameters and dataclass fields that the API reference renders without an entry.
+
+Reads the modules that `docs/api/*.md` render (their `::: module` directives) with griffe, as mkdocstrings does,
+and, for every public function, method and class defined there, compares the signature with the docstring's
+`Args:` entries (a dataclass's fields with its `Attributes:` or `Args:` entries). Prints one line per missing
+or unknown entry and a count per file; exits 1 when anything is missing.
+
+```
+python scripts/undocumented.py              # every rendered module
+python scripts/undocumented.py mf_sched.policy mf_sched.integrations.ray
+```
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+import griffe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def rendered_modules() -> list[str]:
+    mods = []
+    for page in sorted((ROOT / "docs" / "api").glob("*.md")):
+        mods += re.findall(r"^:::\s+([\w.]+)", page.read_text(encoding="utf-8"), flags=re.M)
+    return mods
+
+
+def entries(obj: griffe.Object, kinds: tuple[str, ...]) -> list[str]:
+    if obj.docstring is None:
+        return []
+    sections = obj.docstring.parse("google", warn_unknown_params=False)
+    return [e.name.lstrip("*") for s in sections if s.kind.value in kinds for e in s.value]
+
+
+def check(obj: griffe.Object, out: list[str]) -> None:
+    if obj.is_alias or obj.name.startswith("_") and obj.name != "__init__":
+        return
+    if obj.is_function:
+        params = [p.name for p in obj.parameters if p.name not in ("self", "cls")]
+        if not params or obj.docstring is None:
+            return  # no parameters, or nothing rendered for it at all (counted as undocumented elsewhere)
+        doc = entries(obj, ("parameters", "other parameters"))
+        missing = [p for p in params if p not in doc]
+        if missing and doc:  # a docstring with an Args section that leaves some out
+            out.append(f"{obj.relative_filepath}:{obj.lineno}: {obj.path}: no entry for {missing}")
+        elif missing and len(params) > 0:
+            out.append(f"{obj.relative_filepath}:{obj.lineno}: {obj.path}: no Args section ({params})")
+    elif obj.is_class:
+        init = obj.members.get("__init__")
+        is_dc = any("dataclass" in str(d.value) for d in obj.decorators)
+        params = [p.name for p in (obj.parameters if (init is not None or is_dc) else []) if p.name != "self"]
+        if params and obj.docstring is not None:
+            doc = entries(obj, ("parameters", "attributes", "other parameters"))
+            if init is not None and init.docstring is not None:
+                doc += entries(init, ("parameters", "other parameters"))
+            missing = [p for p in params if p not in doc]
+            if missing:
+                out.append(f"{obj.relative_filepath}:{obj.lineno}: {obj.path}: no entry for {missing}")
+        for m in obj.members.values():
+            if m.is_function and not m.name.startswith("_") and not m.is_alias:
+                check(m, out)
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT))
+    extensions = griffe.load_extensions(
+        "docs/_ext/integrations_package.py:IntegrationsPackage", "docs/_ext/integrations_package.py:InheritedArgs"
+    )
+    pkg = griffe.load("mf_sched", search_paths=[str(ROOT)], extensions=extensions, resolve_aliases=False)
+    out: list[str] = []
+    for mod in argv or rendered_modules():
+        module = pkg[mod.removeprefix("mf_sched.")] if mod != "mf_sched" else pkg
+        for m in module.members.values():
+            if not m.is_alias and not m.is_module:
+                check(m, out)
+    for line in out:
+        print(line)
+    per_file = Counter(line.split(":", 1)[0] for line in out)
+    for f, n in per_file.most_common():
+        print(f"{n:4d}  {f}")
+    print(f"{len(out)} objects with undocumented parameters or fields")
+    return 1 if out else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
