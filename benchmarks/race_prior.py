@@ -1,7 +1,7 @@
 """Build the ζ⁺ prior shipped with mf-sched (``mf_sched/data/race_prior.json``) and report its held-out coverage.
 
 ζ⁺(f) bounds how much the best of a study's configurations still improves after a fraction ``f`` of its
-training (:mod:`mf_sched.race`). It is estimated with :func:`mf_sched.curves.calibration.calibrate_race` on every
+training (:mod:`mf_sched.racing.bias`). It is estimated with :func:`mf_sched.curves.calibration.calibrate_race` on every
 source of ``../shared/data`` (the data is not shipped; see ``mf_sched/curves/datasets.py`` for where it comes from),
 per metric family:
 
@@ -38,7 +38,7 @@ import numpy as np
 from benchmarks._common import pyplot, save_figure, write_json
 from mf_sched._progress import Progress
 from mf_sched.curves.calibration import calibrate
-from mf_sched.curves.race_calibration import improvement_samples, race_bound
+from mf_sched.racing.calibration import improvement_samples, race_bound
 
 FRACTIONS = [0.01, 0.02, 0.04, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.67, 0.8, 1.0]
 N_ARMS = 20

@@ -1,7 +1,7 @@
 """What the Optuna and Ray adapters share: the ladder (given, calibrated or inferred), ζ⁺ (given or the shipped
 prior, refined by the study) and σ (given or a default per metric family).
 
-Adapters translate a framework's objects into a :class:`~mf_sched.rungs.RungEliminator`; this module holds the
+Adapters translate a framework's objects into a :class:`~mf_sched.racing.engine.RungEliminator`; this module holds the
 decisions both make the same way, so that a study behaves alike under Optuna and Ray:
 
 * **Ladder.** Given (`ladder=`), from a calibration (`calibration=`), or inferred from the maximum
@@ -10,11 +10,11 @@ decisions both make the same way, so that a study behaves alike under Optuna and
   `r_0 ≈ 2%` of `R` (the earliest fraction the prior is calibrated for) up to `R`, dropping a rung that
   would sit within `√η` of `R`. Costs are the resources (epochs).
 * **The bound.** Given (`race_bias=`: a :class:`~mf_sched.racing.curve_bound.CurveBound`, a
-  :class:`~mf_sched.race.RaceBias`, a list, a calibration), or the one shipped with mf-sched for the metric's
-  family (:func:`mf_sched.race.metric_transform` on the values the study reported, or `metric_family=`): the
+  :class:`~mf_sched.racing.bias.RaceBias`, a list, a calibration), or the one shipped with mf-sched for the metric's
+  family (:func:`mf_sched.racing.bias.metric_transform` on the values the study reported, or `metric_family=`): the
   curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound`, for the study's size, α = δ, the tolerance
   and the rungs' fractions of `R`; `bound="zeta+"`: the unconditional ζ⁺ prior,
-  :func:`mf_sched.race.race_prior`), raised by the study's own runs as they finish (`refine`). A metric
+  :func:`mf_sched.racing.bias.race_prior`), raised by the study's own runs as they finish (`refine`). A metric
   outside every family (a reward, a score of both signs) gets no bound: nothing is stopped until the user names
   the family or gives a bound — said once per study in a warning.
 * **σ** (seed-to-seed noise of one value): given, the calibration's, or a default: 0.01 for metrics in
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import NAMED_FAMILIES, RaceBias, metric_transform, race_prior
+from mf_sched.racing.bias import NAMED_FAMILIES, RaceBias, metric_transform, race_prior
 from mf_sched.racing.curve_bound import CurveBound, CurveBoundFit, shipped_curve_bound
 
 __all__ = [

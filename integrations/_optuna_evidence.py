@@ -46,9 +46,9 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import RaceBias
+from mf_sched.racing.bias import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.engine import RungEliminator
 from mf_sched.visualization._data import RaceData, certificate_fields, stop_reason
 
 from ._optuna_race import ARM, trial_rung_values

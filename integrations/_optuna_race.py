@@ -1,8 +1,8 @@
 """The racing engine of an Optuna study, rebuilt from its storage (shared by MFSampler and MFPruner).
 
 Storage is the only state shared by Optuna's worker processes, so every decision rebuilds the
-:class:`~mf_sched.rungs.RungEliminator` from the study's trials — vectorised (:meth:`RungEliminator.report_many`),
-so the cost is one pass over the trials. What is read from a trial:
+:class:`~mf_sched.racing.engine.RungEliminator` from the study's trials — vectorised
+(:meth:`RungEliminator.report_many`), so the cost is one pass over the trials. What is read from a trial:
 
 * its **rung values**: at rung `m` (step `s_m`) the last intermediate value reported at a step `≤ s_m`,
   provided the trial reached `s_m` (steps off the rungs count: what a pruner sees), plus its
@@ -35,9 +35,9 @@ import numpy as np
 from optuna.trial import FrozenTrial, TrialState
 
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import NAMED_FAMILIES, RaceBias, metric_transform
+from mf_sched.racing.bias import NAMED_FAMILIES, RaceBias, metric_transform
 from mf_sched.racing.curve_bound import CurveBound
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.engine import RungEliminator
 
 from ._common import RungArgs, auto_race_bias, default_sigma
 

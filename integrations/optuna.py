@@ -15,7 +15,7 @@ def objective(trial):
     return acc
 ```
 
-What happens (the default policy is `"race"`, :mod:`mf_sched.rungs` with `rule="race"`):
+What happens (the default policy is `"race"`, :mod:`mf_sched.racing.engine` with `rule="race"`):
 
 * **Candidates.** The search space is given (`search_space=`) or learnt from the first trial's distributions.
   A finite grid (`≤ max_grid` points) is raced whole, its configurations started in a *seeded random order*
@@ -101,9 +101,9 @@ from optuna.trial import FrozenTrial, TrialState
 from mf_sched._validate import check_choice
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
+from mf_sched.racing.engine import ORDERS, RULES, RUNNING, RungEliminator
 from mf_sched.racing.schedule import SCHEDULES, next_job
 from mf_sched.registry import get_policy
-from mf_sched.rungs import ORDERS, RULES, RUNNING, RungEliminator
 
 from ._common import (
     DEFAULT_TOLERANCE,
@@ -394,7 +394,7 @@ class MFSampler(_StudyCaches, BaseSampler):
         delta: confidence δ.
         sigma: seed-to-seed σ of the objective (one, or one per rung; default: see the module docstring, or the
             calibration's).
-        race_bias: ζ⁺ for `race` (:class:`~mf_sched.race.RaceBias`, a list, a
+        race_bias: ζ⁺ for `race` (:class:`~mf_sched.racing.bias.RaceBias`, a list, a
             :class:`~mf_sched.curves.calibration.RaceCalibration`); default the shipped prior, refined by the study.
         max_resource: the top resource `R` of the inferred ladder (default: the last step of the first trial that
             completes; see the module docstring).
@@ -409,13 +409,14 @@ class MFSampler(_StudyCaches, BaseSampler):
             from the second in a row it waits first (50 ms, doubling up to 2 s) rather than flood the storage.
         order: the resumption order once ASHA's work is done: `"depth"` (default: the run at the highest rung
             first, then the best value — the runs nearest to an answer finish first), `"estimate"` (the best
-            estimated final value) or `"bound"` (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+            estimated final value) or `"bound"` (the most optimistic; see
+            :class:`~mf_sched.racing.engine.RungEliminator`).
         schedule: `"anytime"` (default: ASHA's breadth-first promotions while configurations wait to start,
             then the survivors best-first to a certificate; :mod:`mf_sched.racing.schedule`) or `"best-first"`.
         tolerance: the shipped curve-aware bound keeps, with probability `≥ 1 − delta`, an answer within this
             relative tolerance of a full search's (default 0.005: 0.5%).
         metric_family: how to read the metric when its values do not tell (one of
-            :data:`mf_sched.race.NAMED_FAMILIES`: `"accuracy"`, `"error"`, `"percent"`, `"percent_error"`,
+            :data:`mf_sched.racing.bias.NAMED_FAMILIES`: `"accuracy"`, `"error"`, `"percent"`, `"percent_error"`,
             `"loss"`, `"negated_loss"`); a metric that fits none warns once per study and stops nothing.
         bound: `"curve"` (default: the curve-aware bound) or `"zeta+"` (the unconditional ζ⁺ prior).
         budget: stop the study once this many epochs (steps, summed over trials) are spent — exactly: MFPruner
@@ -1314,7 +1315,7 @@ class MFPruner(_StudyCaches, optuna.pruners.BasePruner):
 
     With `rule="race"` (default) a trial is pruned at a rung when even the optimistic bound on its final value
     (the curve-aware bound: what a run with its value and slope there can still gain) is below the best
-    completed trial: on the event of :mod:`mf_sched.rungs` the answer stays within the tolerance of a full
+    completed trial: on the event of :mod:`mf_sched.racing.engine` the answer stays within the tolerance of a full
     search's. With a sampler that proposes configurations (TPE, random ...), a trial is also pruned at a rung
     where it is not among the best `max(1, ⌊n/η⌋)` values — ASHA's rule, as Optuna's
     `SuccessiveHalvingPruner` — so that the study is anytime (`schedule="best-first"`: the racing cut

@@ -8,7 +8,7 @@ tune.Tuner(trainable, param_space=space,
            tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=IISEScheduler())).fit()
 ```
 
-Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by `trial_id`:
+Every scheduler drives one :class:`~mf_sched.racing.engine.RungEliminator`, keyed by `trial_id`:
 
 * :class:`IISEScheduler` — by default **racing** (`rule="race"`) with the **anytime schedule**: a trial is
   stopped for good at a rung when even the optimistic bound on its final value (the shipped curve-aware bound:
@@ -17,7 +17,7 @@ Every scheduler drives one :class:`~mf_sched.rungs.RungEliminator`, keyed by `tr
   on, the others pause while trials wait to start — and once ASHA has nothing left to do, the paused trials
   that can still win are resumed best-first until each is stopped or finished, which certifies the answer
   (:mod:`mf_sched.racing.schedule`; with probability `≥ 1 − δ` the answer is within the tolerance of the full
-  search's, :mod:`mf_sched.rungs`). Stopped early (`time_budget_s`, a stopper), the experiment's best trial is
+  search's, :mod:`mf_sched.racing.engine`). Stopped early (`time_budget_s`, a stopper), the experiment's best trial is
   at least as good as ASHA's would have been. Pausing needs the trial's checkpoint: a trial pauses only when the
   result at its rung carries one (a function trainable that passes `checkpoint=` to `tune.report`, or a
   class trainable); otherwise it simply continues — function trainables without checkpoints get the
@@ -69,9 +69,9 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from mf_sched._serialize import StateFormatError, encode
 from mf_sched._validate import check_choice
 from mf_sched.ladder import FidelityLadder
-from mf_sched.race import metric_transform
+from mf_sched.racing.bias import metric_transform
+from mf_sched.racing.engine import FINISHED, HALTED, RULES, STOPPED, RungCertificate, RungEliminator
 from mf_sched.racing.schedule import SCHEDULES
-from mf_sched.rungs import FINISHED, HALTED, RULES, STOPPED, RungCertificate, RungEliminator
 
 from ._common import (
     BOUNDS,
@@ -130,7 +130,7 @@ class RungScheduler(FIFOScheduler):
         mode: `"max"` or `"min"`, as Ray's schedulers; may come from `TuneConfig` / `tune.run`.
         time_attr: the result field that measures progress (default `"training_iteration"`).
         rule: `"race"` (default) or `"iise"` (needs a ladder with ζ).
-        race_bias: ζ⁺ (:class:`~mf_sched.race.RaceBias`, a list, a RaceCalibration); default the shipped prior.
+        race_bias: ζ⁺ (:class:`~mf_sched.racing.bias.RaceBias`, a list, a RaceCalibration); default the shipped prior.
         max_t: the top resource of the inferred ladder, as in ASHA (default: from the trials' stopping criterion
             or the first completed trial).
         min_t: the first rung of the inferred ladder (default `≈ 2%` of `max_t`).
@@ -148,13 +148,13 @@ class RungScheduler(FIFOScheduler):
             a trial without one just continues).
         order: `rule="race"` only: which paused trial resumes first once ASHA's work is done, `"depth"`
             (default: the highest rung, then the best value), `"estimate"` (the most promising) or `"bound"`
-            (the most optimistic; see :class:`~mf_sched.rungs.RungEliminator`).
+            (the most optimistic; see :class:`~mf_sched.racing.engine.RungEliminator`).
         schedule: `rule="race"` only: `"anytime"` (default: ASHA's promotions with `reduction_factor` first,
             then the trials not started, then best-first; :mod:`mf_sched.racing.schedule`) or `"best-first"`.
         tolerance: `rule="race"` only: the shipped curve-aware bound keeps, with probability `1 − δ`, an
             answer within this relative tolerance of the full search's (default 0.005: 0.5%).
         metric_family: how to read the metric when it is not recognised from its values (one of
-            :data:`mf_sched.race.NAMED_FAMILIES`, e.g. `"percent"`, `"negated_loss"`).
+            :data:`mf_sched.racing.bias.NAMED_FAMILIES`, e.g. `"percent"`, `"negated_loss"`).
         bound: `"curve"` (default: the curve-aware bound) or `"zeta+"` (the unconditional ζ⁺ prior).
 
     Example:
@@ -850,7 +850,7 @@ class RungScheduler(FIFOScheduler):
 
     # ------------------------------------------------------------------ answer and state
     def certificate(self) -> RungCertificate | None:
-        """The best trial at the top rung and its certificate (:class:`~mf_sched.rungs.RungCertificate`); None
+        """The best trial at the top rung and its certificate (:class:`~mf_sched.racing.engine.RungCertificate`); None
         while the rungs are not known."""
         return None if self.engine is None else self.engine.certificate()
 
@@ -1002,7 +1002,7 @@ def load_certificate(path: str | Path) -> RungCertificate | None:
     (`Result.metrics["trial_id"]` in the `ResultGrid`). None when the state was saved before the rungs were
     known.
 
-    The file is JSON, validated field by field (:meth:`mf_sched.rungs.RungEliminator.from_state_dict`); nothing
+    The file is JSON, validated field by field (:meth:`mf_sched.racing.engine.RungEliminator.from_state_dict`); nothing
     is unpickled. Raises `FileNotFoundError` when there is no state file and
     :class:`~mf_sched._serialize.StateFormatError` (a `ValueError`) when it is malformed.
 

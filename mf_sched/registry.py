@@ -81,6 +81,10 @@ def register(cls: P) -> P:
     return cls
 
 
+_ELSEWHERE = ("mf_sched.racing.policy",)
+"""Policies that live outside :mod:`mf_sched.policies` (the race policy lives with the rest of racing)."""
+
+
 def _load_all() -> None:
     global _LOADED
     if _LOADED:
@@ -90,6 +94,8 @@ def _load_all() -> None:
     for mod in pkgutil.iter_modules(pkg.__path__):
         if not mod.name.startswith("_"):
             importlib.import_module(f"{pkg.__name__}.{mod.name}")
+    for name in _ELSEWHERE:
+        importlib.import_module(name)
     _LOADED = True
 
 

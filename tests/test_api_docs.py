@@ -85,7 +85,7 @@ def _entries(obj, kind: str) -> list[str]:
         "integrations.ray.RungScheduler",
         "integrations.ray.IISEScheduler",
         "integrations.ray.AsyncIISEScheduler",
-        "policies.race.Race",
+        "racing.policy.Race",
         "racing.fit.fit_curve_bound",
         "ladder.FidelityLadder",
         "policy.Policy",

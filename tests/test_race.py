@@ -1,4 +1,4 @@
-"""The racing rule (mf_sched.rungs, rule="race"), its bias object (mf_sched.race) and the `race` policy."""
+"""The racing rule (mf_sched.racing.engine, rule="race"), its bias (mf_sched.racing.bias) and the `race` policy."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from scipy import stats
 
 from mf_sched import FidelityLadder, Instance, Policy, policy_for, run_policy
 from mf_sched._serialize import StateFormatError
-from mf_sched.policies.race import Race
-from mf_sched.race import RaceBias, metric_family, metric_transform, prior_families, race_prior
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.bias import RaceBias, metric_family, metric_transform, prior_families, race_prior
+from mf_sched.racing.engine import RungEliminator
+from mf_sched.racing.policy import Race
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.3, 0.1, 0.0], resources=[1, 3, 9])
 
@@ -186,7 +186,7 @@ def test_answer_uses_the_best_evidence():
     order=st.sampled_from(["breadth", "best-first", "random"]),
 )
 def test_best_arm_is_never_stopped_when_zeta_plus_holds(K, M, seed, order):
-    """The theorem of mf_sched.rungs on exact values (σ = 0): if the best arm's improvement after every rung
+    """The theorem of mf_sched.racing.engine on exact values (σ = 0): if the best arm's improvement after every rung
     is within ζ⁺, no order of reports and eliminations stops it, and the answer is the best arm."""
     rng = np.random.default_rng(seed)
     final = rng.uniform(0, 1, K)
@@ -371,7 +371,7 @@ def test_calibrate_race_bounds_the_best_of_k_improvement():
 
 def test_calibrate_race_relative_form_and_errors():
     from mf_sched.curves.calibration import calibrate_race
-    from mf_sched.curves.race_calibration import best_of_k_improvements
+    from mf_sched.racing.calibration import best_of_k_improvements
 
     rel = calibrate_race(
         _task_curves(12, 40, 1, mode="min"), [1, 3, 9, 27], form="relative", ideal=0.0, draws=50, bootstrap=100

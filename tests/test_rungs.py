@@ -12,7 +12,7 @@ from scipy import stats
 from mf_sched import FidelityLadder
 from mf_sched._serialize import StateFormatError
 from mf_sched.confidence import subgaussian_radius
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.engine import RungEliminator
 
 LADDER = FidelityLadder(costs=[1, 3, 9, 27], zeta=[0.3, 0.15, 0.05, 0.0], resources=[1, 3, 9, 27])
 

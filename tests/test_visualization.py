@@ -15,7 +15,7 @@ import pytest
 
 from mf_sched import FidelityLadder
 from mf_sched._serialize import StateFormatError, encode
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.engine import RungEliminator
 from mf_sched.visualization import RaceData, race_data
 from mf_sched.visualization._tune import STATE_FILE, STATE_FORMAT
 

@@ -1,7 +1,7 @@
 """Learning curves: tables of observed training runs and what is estimated from them.
 
 :mod:`~mf_sched.curves.learning_curves` (the :class:`LearningCurves` table, re-exported here),
-:mod:`~mf_sched.curves.calibration` (a fidelity ladder from curves), :mod:`~mf_sched.curves.race_calibration`,
+:mod:`~mf_sched.curves.calibration` (a fidelity ladder from curves), :mod:`~mf_sched.racing.calibration`,
 :mod:`~mf_sched.curves.datasets` (loaders for public curve collections) and :mod:`~mf_sched.curves.replay`
 (replaying recorded curves as an instance).
 

@@ -78,8 +78,8 @@ import numpy as np
 
 from mf_sched._validate import check_fraction, check_int
 from mf_sched.curves.learning_curves import LearningCurves, RungValues, parse_fidelities
-from mf_sched.curves.race_calibration import RaceCalibration, calibrate_race
 from mf_sched.ladder import FidelityLadder
+from mf_sched.racing.calibration import RaceCalibration, calibrate_race
 
 __all__ = [
     "Calibration",

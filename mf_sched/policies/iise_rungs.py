@@ -3,7 +3,7 @@
 Paper: R. Poiani, A. M. Metelli, M. Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022,
 Algorithm 1 (IISE) with its elimination rule, Eq. 3, executed with **one round per fidelity** instead of
 the `t_m` rounds of Eq. 8. This is what a training run that advances through rungs can give (one value
-per rung), and it is the rule that :class:`~mf_sched.rungs.RungEliminator` implements for the Optuna
+per rung), and it is the rule that :class:`~mf_sched.racing.engine.RungEliminator` implements for the Optuna
 pruner and the Ray schedulers; this policy runs the *same engine* on simulated instances, so that its
 cost and error rate can be measured with `mf-sched simulate --policy iise-rungs --semantics resumable`
 beside SH and Hyperband.
@@ -14,25 +14,25 @@ Rung `m`: every surviving arm is evaluated `replicas` times at fidelity `m` (the
 survivors go up one rung. The policy stops when one arm is left (certified: the best arm with probability
 `≥ 1 − δ`) or after the top rung; then the best top-rung arm is recommended, certified only if it is
 alone, and `details["epsilon"]` says how close to optimal it is guaranteed to be (see
-:meth:`~mf_sched.rungs.RungEliminator.certificate`).
+:meth:`~mf_sched.racing.engine.RungEliminator.certificate`).
 
 Compared with IISE: no phase is repeated, so the cost is at most `K λ(M)` (every arm to the top) —
 IISE's `t_m` rounds per phase can cost far more — but arms whose gaps are below `2B + 2ζ(M−1)` are not
 separated: the answer is then ε-optimal rather than exact. Under `semantics="resumable"` (the intended
 use) an arm that advances from rung `m − 1` to `m` pays `λ(m) − λ(m−1)`. The simulator draws the
 rung values independently; real learning curves are correlated along a run, which the union-bound
-argument of :mod:`mf_sched.rungs` allows.
+argument of :mod:`mf_sched.racing.engine` allows.
 
 How the policy and the engine relate, in code: :class:`IISERungs` is a
-:class:`~mf_sched.policy.RoundPolicy` that *drives* one :class:`~mf_sched.rungs.RungEliminator` (built with
+:class:`~mf_sched.policy.RoundPolicy` that *drives* one :class:`~mf_sched.racing.engine.RungEliminator` (built with
 the default `rule="iise"`, one key per arm, exposed read-only as :attr:`IISERungs.engine`). The policy owns
 the allocation — each round is rung `m`, `replicas` pulls of every arm in `engine.active()` — and the
 per-rung sums; when a round's last result is in, it passes each survivor's mean to `engine.report` and
 calls `engine.decide_rung(m)`, and the engine alone decides who is eliminated. The recommendation reads
 `engine.certificate()`. The engine's state is saved inside the policy state as the nested field
-`_engine_state` (the engine's own :meth:`~mf_sched.rungs.RungEliminator.state_dict`, restored with
-:meth:`~mf_sched.rungs.RungEliminator.from_state_dict`; states saved with the older field `_engine_json`, a
-JSON string, still load). The racing policy :class:`~mf_sched.policies.race.Race` drives a
+`_engine_state` (the engine's own :meth:`~mf_sched.racing.engine.RungEliminator.state_dict`, restored with
+:meth:`~mf_sched.racing.engine.RungEliminator.from_state_dict`; states saved with the older field `_engine_json`, a
+JSON string, still load). The racing policy :class:`~mf_sched.racing.policy.Race` drives a
 `RungEliminator(rule="race")` the same way but one pull at a time (`report`, `should_stop`,
 `priority`); the Optuna pruner and the Ray schedulers drive the engine directly, without a policy.
 
@@ -65,8 +65,8 @@ from mf_sched._serialize import StateFormatError
 from mf_sched._validate import check_delta
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import ArmSumRoundPolicy, Recommendation
+from mf_sched.racing.engine import RungEliminator
 from mf_sched.registry import register
-from mf_sched.rungs import RungEliminator
 
 __all__ = ["IISERungs"]
 

@@ -7,8 +7,8 @@
 * :mod:`mf_sched.racing.schedule` — the anytime order of work (ASHA's breadth-first promotions while the
   evidence is thin, then resuming the survivors best-first toward a certificate).
 
-The rule itself and its proof: :mod:`mf_sched.rungs`; the unconditional bound ζ⁺ (the fallback):
-:mod:`mf_sched.race`.
+The rule itself and its proof: :mod:`mf_sched.racing.engine`; the unconditional bound ζ⁺ (the fallback):
+:mod:`mf_sched.racing.bias`.
 """
 
 from __future__ import annotations

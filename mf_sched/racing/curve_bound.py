@@ -1,10 +1,10 @@
 """The curve-aware bound: how much a run can still improve after a rung, *given its own curve so far*.
 
-The racing rule (:mod:`mf_sched.rungs`, `rule="race"`) stops run `i` at rung `m` once the optimistic bound on
+The racing rule (:mod:`mf_sched.racing.engine`, `rule="race"`) stops run `i` at rung `m` once the optimistic bound on
 its final value falls below the best final value recorded so far, `U_i < L`. It is wrong only if it stops the
 run that a full-fidelity search would have returned (the *winner*), so the bound has to cover the winner's
 improvement after rung `m` — not every run's, which is what the papers' ζ(m) bounds (Poiani et al. 2022 §2,
-Eq. 1; Kandasamy et al. 2016 §2). :class:`~mf_sched.race.RaceBias` does this with one number per fraction of
+Eq. 1; Kandasamy et al. 2016 §2). :class:`~mf_sched.racing.bias.RaceBias` does this with one number per fraction of
 training (ζ⁺); this module makes the number depend on the run's own curve:
 
 ```text
@@ -30,7 +30,7 @@ covers is the observed final value of the runs a full search would call good: th
 "every run within `tolerance` of the best observed final value of a random `K`-subset exceeds its bound at
 some rung". So no confidence radius is stacked on top: with probability `≥ 1 − α` over tasks that are
 exchangeable with the calibration tasks, racing keeps at least one run whose observed final value is within
-`tolerance` (relative) of the full search's answer (proof: :mod:`mf_sched.rungs`).
+`tolerance` (relative) of the full search's answer (proof: :mod:`mf_sched.racing.engine`).
 
 Example:
     >>> b = shipped_curve_bound("unit").select(n_arms=24, alpha=0.05, tolerance=0.005)

@@ -1,6 +1,6 @@
 """The anytime schedule of racing: which run to train next, so that stopping at any moment is no worse than ASHA.
 
-Racing (:mod:`mf_sched.rungs`, `rule="race"`) decides which runs may be *stopped for good*; it does not say
+Racing (:mod:`mf_sched.racing.engine`, `rule="race"`) decides which runs may be *stopped for good*; it does not say
 which run to train next. The order matters for a user who stops the study early: a best-first order (the most
 promising run to the top first, as the racing rule's certificate wants) spends its first epochs on few runs,
 while ASHA (Li et al. 2020, *A System for Massively Parallel Hyperparameter Tuning*, MLSys, Algorithm 2) looks
@@ -8,11 +8,11 @@ at many runs cheaply first. The anytime schedule does both, in this order of pre
 
 1. **promote** (ASHA): a run paused at rung `m` whose value is among the best `max(1, ⌊n_m / η⌋)` of the
    `n_m` values recorded at `m` goes up one rung — the highest such rung first, then the best value
-   (:meth:`~mf_sched.rungs.RungEliminator.promotable`);
+   (:meth:`~mf_sched.racing.engine.RungEliminator.promotable`);
 2. **start** a configuration not yet evaluated (at the first rung), in the order the proposer gives (a seeded
    random order for a finite grid, never the order in which choices were written);
 3. **resume** (certification): once ASHA has nothing to do, the paused run that can still win and ranks first in
-   the engine's `order` goes up one rung (:meth:`~mf_sched.rungs.RungEliminator.first`; the adapters' default
+   the engine's `order` goes up one rung (:meth:`~mf_sched.racing.engine.RungEliminator.first`; the adapters' default
    `"depth"`: the highest rung, then the best value — the runs nearest to an answer finish first, which
    measured better than the best estimated final value), until every run is stopped by the rule or finished —
    then the answer carries the certificate.
@@ -20,14 +20,14 @@ at many runs cheaply first. The anytime schedule does both, in this order of pre
 Meanwhile the racing cut stops, at every report, the runs that cannot beat the best finished run. *Why this is
 anytime:* until step 3 begins, the runs trained and the rungs they reach are ASHA's, except the runs the cut
 stopped (which, on the bound's event, cannot become the answer); the answer rule
-(:meth:`~mf_sched.rungs.RungEliminator.answer`) is ASHA's (the best latest value), so at any budget up to the end
-of ASHA's work the answer is ASHA's or better, and afterwards every epoch goes to a run that can still beat the
+(:meth:`~mf_sched.racing.engine.RungEliminator.answer`) is ASHA's (the best latest value), so at any budget up to
+the end of ASHA's work the answer is ASHA's or better, and afterwards every epoch goes to a run that can still beat the
 answer. *Why it still certifies:* step 3 continues until no run that can still win is left below the top, which
 is exactly the racing rule's condition for its certificate.
 
 Example:
     >>> from mf_sched import FidelityLadder
-    >>> from mf_sched.rungs import RungEliminator
+    >>> from mf_sched.racing.engine import RungEliminator
     >>> eng = RungEliminator(FidelityLadder(costs=[1, 3, 9], zeta=[1, 1, 0], resources=[1, 3, 9]),
     ...                      rule="race", race_bias=[0.3, 0.1, 0.0])
     >>> for k, v in enumerate([0.5, 0.2, 0.4]):
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Sequence
 
-from mf_sched.rungs import RUNNING, RungEliminator
+from mf_sched.racing.engine import RUNNING, RungEliminator
 
 __all__ = ["next_job", "SCHEDULES"]
 

@@ -21,7 +21,7 @@ What can be plotted (`source`):
 * a Ray Tune experiment folder written with
   :class:`~mf_sched.integrations.ray.SchedulerStateCallback` (or its state file): read as JSON and CSV, nothing
   unpickled, and Ray is not imported;
-* a :class:`~mf_sched.rungs.RungEliminator` or a :class:`RaceData`.
+* a :class:`~mf_sched.racing.engine.RungEliminator` or a :class:`RaceData`.
 
 `mf-sched report STORAGE_OR_FOLDER` writes the same figure, the certificate and a table of the runs into one
 self-contained HTML page (:func:`mf_sched.visualization.report.write_report`).
@@ -31,7 +31,7 @@ figure is drawn.
 
 Example:
     >>> from mf_sched import FidelityLadder
-    >>> from mf_sched.rungs import RungEliminator
+    >>> from mf_sched.racing.engine import RungEliminator
     >>> from mf_sched.visualization import plot_race
     >>> ladder = FidelityLadder([1, 3, 9], [0.1, 0.02, 0.0], resources=[1, 3, 9])
     >>> eng = RungEliminator(ladder, sigma=0.01, n_arms=3, rule="race", race_bias=[0.1, 0.02, 0.0])
@@ -58,14 +58,14 @@ def race_data(source: Any) -> RaceData:
 
     Args:
         source: an Optuna study, a Ray Tune experiment folder (or its state file), a
-            :class:`~mf_sched.rungs.RungEliminator` or a :class:`RaceData`.
+            :class:`~mf_sched.racing.engine.RungEliminator` or a :class:`RaceData`.
 
     Raises:
         TypeError: `source` is none of these.
         FileNotFoundError: a folder without the scheduler's state file.
         ValueError: a malformed state file, or a study with nothing raced.
     """
-    from mf_sched.rungs import RungEliminator
+    from mf_sched.racing.engine import RungEliminator
 
     if isinstance(source, RaceData):
         return source

@@ -1,6 +1,6 @@
 """The race as data: what :func:`~mf_sched.visualization.plot_race` draws and the report tabulates.
 
-:meth:`RaceData.from_engine` reads a :class:`~mf_sched.rungs.RungEliminator` through its public methods only
+:meth:`RaceData.from_engine` reads a :class:`~mf_sched.racing.engine.RungEliminator` through its public methods only
 (`value`, `status`, `stop_rung`, `upper_bound`, `incumbent`, `radius`, `certificate`,
 `rung_table`, `state_dict`), so that the plot follows the engine whatever bound it computes:
 
@@ -10,11 +10,12 @@
   `v + B + 2ζ(m)`, the quantity that is compared with the best lower bound at the rung, Poiani et al. 2022,
   Eq. 3);
 * the **incumbent over time**: each time a run reaches the top rung, the run with the best pessimistic bound
-  `v(M) − B` so far (the value stopped runs are raced against, :meth:`~mf_sched.rungs.RungEliminator.incumbent`);
+  `v(M) − B` so far (the value stopped runs are raced against,
+  :meth:`~mf_sched.racing.engine.RungEliminator.incumbent`);
 * each stopped run's **stop**: the rung, when it happened (the first time, at or after its stop rung, that the
   incumbent's pessimistic bound passed the run's bound) and why, with the numbers the adapter recorded at the
   decision when there are any (`evidence`);
-* the **certificate** (:meth:`~mf_sched.rungs.RungEliminator.certificate`): the recommended run, ε, δ, where the
+* the **certificate** (:meth:`~mf_sched.racing.engine.RungEliminator.certificate`): the recommended run, ε, δ, where the
   bias bound came from, and the runs left uncovered.
 
 Values are in the metric's own orientation (`sign = -1` turns the engine's maximised values back into
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.engine import RungEliminator
 
 __all__ = ["RaceRun", "IncumbentStep", "RaceData", "FATES"]
 
@@ -272,7 +273,7 @@ class RaceData:
 
         Example:
             >>> from mf_sched import FidelityLadder
-            >>> from mf_sched.rungs import RungEliminator
+            >>> from mf_sched.racing.engine import RungEliminator
             >>> from mf_sched.visualization import RaceData
             >>> ladder = FidelityLadder([1, 3, 9], [0.1, 0.02, 0.0], resources=[1, 3, 9])
             >>> eng = RungEliminator(ladder, sigma=0.01, n_arms=3, rule="race", race_bias=[0.1, 0.02, 0.0])

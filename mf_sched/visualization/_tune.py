@@ -1,6 +1,6 @@
 """The race of a Ray Tune experiment, read from its folder without Ray: the scheduler state that
 :class:`~mf_sched.integrations.ray.SchedulerStateCallback` writes (JSON, validated field by field by
-:meth:`~mf_sched.rungs.RungEliminator.from_state_dict`; nothing is unpickled) and each trial folder's
+:meth:`~mf_sched.racing.engine.RungEliminator.from_state_dict`; nothing is unpickled) and each trial folder's
 `progress.csv` (numbers only): the learning curves, when each trial reached each rung (the `timestamp`
 column) and the scheduler's decisions (the `race/*` columns the callback adds to every result)."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import StateFormatError
-from mf_sched.rungs import RungEliminator
+from mf_sched.racing.engine import RungEliminator
 from mf_sched.visualization._data import RaceData
 
 __all__ = ["STATE_FILE", "STATE_FORMAT", "read_experiment", "read_state"]

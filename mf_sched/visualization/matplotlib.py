@@ -3,7 +3,7 @@ of :mod:`optuna.visualization`): the same two panels, for a PNG, a paper or a no
 
 Example:
     >>> from mf_sched import FidelityLadder
-    >>> from mf_sched.rungs import RungEliminator
+    >>> from mf_sched.racing.engine import RungEliminator
     >>> from mf_sched.visualization.matplotlib import plot_race
     >>> eng = RungEliminator(FidelityLadder([1, 3, 9], [0.1, 0.02, 0.0], resources=[1, 3, 9]), sigma=0.01,
     ...                      n_arms=3, rule="race", race_bias=[0.1, 0.02, 0.0])
@@ -41,7 +41,7 @@ def plot_race(source: Any) -> tuple[Any, Any]:
 
     Args:
         source: what :func:`mf_sched.visualization.race_data` accepts (an Optuna study, a Ray Tune experiment
-            folder, a :class:`~mf_sched.rungs.RungEliminator`, a :class:`~mf_sched.visualization.RaceData`).
+            folder, a :class:`~mf_sched.racing.engine.RungEliminator`, a :class:`~mf_sched.visualization.RaceData`).
 
     Returns:
         the two axes `(curves, incumbent over time)`; `axes[0].figure` is the figure.

@@ -15,7 +15,7 @@ What :func:`load` reads:
 Example:
     >>> import tempfile, pathlib
     >>> from mf_sched import FidelityLadder
-    >>> from mf_sched.rungs import RungEliminator
+    >>> from mf_sched.racing.engine import RungEliminator
     >>> from mf_sched.visualization.report import write_report
     >>> eng = RungEliminator(FidelityLadder([1, 3, 9], [0.1, 0.02, 0.0], resources=[1, 3, 9]), sigma=0.01,
     ...                      n_arms=3, rule="race", race_bias=[0.1, 0.02, 0.0])
@@ -232,7 +232,7 @@ def write_report(source: Any, path: str | Path, *, study_name: str | None = None
     Args:
         source: a storage URL, a SQLite or journal file, or a Ray Tune experiment folder (read by :func:`load`);
             or anything :func:`mf_sched.visualization.race_data` accepts (an Optuna study, a
-            :class:`~mf_sched.rungs.RungEliminator`, a :class:`~mf_sched.visualization.RaceData`).
+            :class:`~mf_sched.racing.engine.RungEliminator`, a :class:`~mf_sched.visualization.RaceData`).
         path: the HTML file to write (its folder is created).
         study_name: the study, for a storage holding several.
         interactive: plotly (default; falls back to a matplotlib PNG without plotly) or a PNG.

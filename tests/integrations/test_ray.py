@@ -21,7 +21,7 @@ from ray.tune.experiment import Trial  # noqa: E402
 from ray.tune.schedulers import TrialScheduler  # noqa: E402
 
 from mf_sched import FidelityLadder  # noqa: E402
-from mf_sched.rungs import RungEliminator  # noqa: E402
+from mf_sched.racing.engine import RungEliminator  # noqa: E402
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
 QUALITY = {0: 0.9, 1: 0.85, 2: 0.5, 3: 0.3, 4: 0.88, 5: 0.1}

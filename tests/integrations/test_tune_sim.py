@@ -19,7 +19,7 @@ from ray.tune.schedulers import ASHAScheduler, FIFOScheduler, HyperBandScheduler
 import benchmarks.tune_sim as tune_sim  # noqa: E402
 from benchmarks.tune_sim import Latencies, simulate  # noqa: E402
 from mf_sched import FidelityLadder  # noqa: E402
-from mf_sched.rungs import RungEliminator  # noqa: E402
+from mf_sched.racing.engine import RungEliminator  # noqa: E402
 
 LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
 # the schedulers' rewrite makes racing the default rule: IISE's own elimination rule is then rule="iise"

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from mf_sched import FidelityLadder
-from mf_sched.policies.race import Race
-from mf_sched.race import RaceBias
+from mf_sched.racing.bias import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
+from mf_sched.racing.engine import RungEliminator
 from mf_sched.racing.fit import fit_curve_bound
+from mf_sched.racing.policy import Race
 from mf_sched.racing.schedule import next_job
-from mf_sched.rungs import RungEliminator
 
 LADDER = FidelityLadder(costs=[1, 3, 9, 27], zeta=[1.0, 1.0, 1.0, 0.0], resources=[1, 3, 9, 27])
 FR = np.array([1 / 27, 1 / 9, 1 / 3, 1.0])

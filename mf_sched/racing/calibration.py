@@ -1,6 +1,6 @@
 """ζ⁺(m), the best configuration's improvement after each rung, estimated across the tasks of learning curves.
 
-The racing rule (:mod:`mf_sched.rungs`, `rule="race"`) needs a bound on one quantity only: how much the best
+The racing rule (:mod:`mf_sched.racing.engine`, `rule="race"`) needs a bound on one quantity only: how much the best
 configuration of a study can still improve after rung `m`. This module estimates it from learning curves of
 many *tasks* (datasets, workloads), so that the bound transfers to a new task:
 
@@ -73,7 +73,7 @@ import numpy as np
 
 from mf_sched._validate import check_fraction, check_int
 from mf_sched.curves.learning_curves import LearningCurves, parse_fidelities
-from mf_sched.race import FORMS, RaceBias
+from mf_sched.racing.bias import FORMS, RaceBias
 
 __all__ = ["RaceCalibration", "calibrate_race", "best_of_k_improvements", "improvement_samples", "race_bound"]
 
@@ -180,7 +180,7 @@ class RaceCalibration:
         return int(self.rungs.size)
 
     def bias(self, source: str | None = None) -> RaceBias:
-        """The :class:`~mf_sched.race.RaceBias` to race with (`upper`; `typical` for estimates)."""
+        """The :class:`~mf_sched.racing.bias.RaceBias` to race with (`upper`; `typical` for estimates)."""
         return RaceBias(
             upper=tuple(self.upper.tolist()),
             typical=tuple(self.typical.tolist()),

@@ -1,11 +1,11 @@
 """Racing against a full-fidelity incumbent, best-first and asynchronous: the default of the integrations.
 
-Rule: :mod:`mf_sched.rungs` (`rule="race"`), mf-sched's one-sided variant of IISE's elimination rule
+Rule: :mod:`mf_sched.racing.engine` (`rule="race"`), mf-sched's one-sided variant of IISE's elimination rule
 (Poiani, Metelli, Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022, Eq. 3): an arm stops as
 soon as the optimistic bound on its final value, `ζ⁺`-bound of `v_i(m) + b_i(m)`, falls below the best
 full-fidelity lower bound `max_j v_j(M) − B_j`; `ζ⁺` bounds only the *best* arm's improvement after rung
-`m` (:class:`~mf_sched.race.RaceBias`). The module docstring of :mod:`mf_sched.rungs` proves that the best
-arm is never stopped with probability `≥ 1 − δ − α` (`α`: the miscoverage of `ζ⁺`).
+`m` (:class:`~mf_sched.racing.bias.RaceBias`). The module docstring of :mod:`mf_sched.racing.engine` proves that the
+best arm is never stopped with probability `≥ 1 − δ − α` (`α`: the miscoverage of `ζ⁺`).
 
 Order (resumable runs: an arm is a training run that advances one rung per pull, paying
 `λ(m) − λ(m − 1)` under `semantics="resumable"`): the anytime schedule of :mod:`mf_sched.racing.schedule`
@@ -21,9 +21,9 @@ better incumbent arrives: freeze-thaw). There is no barrier: with `W` workers, `
 flight whenever that many can still win.
 
 Answer: once every arm is stopped or at the top, the best top-rung value, ε-certified
-(:meth:`~mf_sched.rungs.RungEliminator.certificate`; `certified` when it is the only arm left). Before that
+(:meth:`~mf_sched.racing.engine.RungEliminator.certificate`; `certified` when it is the only arm left). Before that
 (a budget, a user asking early) the answer is the best evidence: the arm with the best latest value, a finished
-arm preferred on ties (:meth:`~mf_sched.rungs.RungEliminator.answer`), and `details["rung"]` says which rung it
+arm preferred on ties (:meth:`~mf_sched.racing.engine.RungEliminator.answer`), and `details["rung"]` says which rung it
 rests on.
 
 Failures: a pull given back (a failed evaluation) can be retried; after `max_failures` failures the arm is
@@ -31,12 +31,12 @@ dropped (`details["dropped"]`; the guarantee then covers the other arms only).
 
 `race_bias` defaults to the ladder's ζ (a valid, conservative ζ⁺: the best arm's improvement is at most its
 bias); pass the curve-aware bound (:func:`mf_sched.racing.shipped_curve_bound` `(...).select(...)`, or your own
-fit, :func:`mf_sched.racing.fit.fit_curve_bound`) or a calibrated ζ⁺ (:func:`mf_sched.race.race_prior`) to prune
+fit, :func:`mf_sched.racing.fit.fit_curve_bound`) or a calibrated ζ⁺ (:func:`mf_sched.racing.bias.race_prior`) to prune
 more.
 
 Example:
     >>> from mf_sched import FidelityLadder
-    >>> from mf_sched.policies.race import Race
+    >>> from mf_sched.racing.policy import Race
     >>> ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.3, 0.1, 0.0])
     >>> p = Race(n_arms=4, ladder=ladder, race_bias=[0.1, 0.03, 0.0], noise={"kind": "subgaussian", "sigma": 0.01},
     ...          seed=0)
@@ -67,11 +67,11 @@ from mf_sched._serialize import encode
 from mf_sched._validate import check_choice, check_delta, check_int, check_real
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation
-from mf_sched.race import RaceBias
+from mf_sched.racing.bias import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
+from mf_sched.racing.engine import RUNNING, RungEliminator
 from mf_sched.racing.schedule import SCHEDULES
 from mf_sched.registry import register
-from mf_sched.rungs import RUNNING, RungEliminator
 
 __all__ = ["Race"]
 
@@ -87,19 +87,20 @@ class Race(Policy):
             :class:`~mf_sched.policy.Policy`.
         delta: confidence δ ∈ (0, 1).
         race_bias: the improvement bound: a :class:`~mf_sched.racing.curve_bound.CurveBound` (curve-aware) or ζ⁺
-            per rung (:class:`~mf_sched.race.RaceBias`, its dict, or absolute values); default the ladder's ζ.
+            per rung (:class:`~mf_sched.racing.bias.RaceBias`, its dict, or absolute values); default the ladder's ζ.
         fixed_arms: the arms are fixed before any evaluation (True for a simulated instance or a candidate
-            set): the lower radius then needs a union over rungs only (see :mod:`mf_sched.rungs`).
+            set): the lower radius then needs a union over rungs only (see :mod:`mf_sched.racing.engine`).
         max_failures: failed pulls (given back) tolerated per arm before it is dropped (≥ 1).
         order: the resumption order of the certification phase, `"depth"` (default: the highest rung first,
-            then the best value), `"estimate"` or `"bound"` (see :class:`~mf_sched.rungs.RungEliminator`).
+            then the best value), `"estimate"` or `"bound"` (see :class:`~mf_sched.racing.engine.RungEliminator`).
         schedule: `"anytime"` (default) or `"best-first"` (see :mod:`mf_sched.racing.schedule`).
         eta: ASHA's reduction factor η > 1 for the promotions of the anytime schedule (default 3).
     """
 
     name = "race"
     paper = (
-        "mf-sched's racing rule (mf_sched.rungs): Poiani, Metelli, Restelli 2022 (NeurIPS) Eq. 3 made one-sided "
+        "mf-sched's racing rule (mf_sched.racing.engine): Poiani, Metelli, Restelli 2022 (NeurIPS) Eq. 3 made "
+        "one-sided "
         "against a full-fidelity incumbent, with the best arm's bias bound; ASHA's order first (Li et al. 2020, MLSys)"
     )
     summary = (

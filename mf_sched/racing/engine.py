@@ -41,7 +41,7 @@ without being stopped are listed as *uncovered*: the guarantee is then over the 
 
 **The racing rule** (`rule="race"`; mf-sched's one-sided variant of Eq. 3, derived here). Compare a run
 with the best *full-fidelity* result so far and bound only the improvement of the arm that matters, the best
-one: with `ζ⁺` a bound on the best arm's improvement after rung `m` (:class:`~mf_sched.race.RaceBias`,
+one: with `ζ⁺` a bound on the best arm's improvement after rung `m` (:class:`~mf_sched.racing.bias.RaceBias`,
 e.g. `µ_*(M) − µ_*(m) ≤ ζ⁺(m)`), run `i` stops as soon as
 
 ```text
@@ -96,7 +96,7 @@ is wide, but the δ-guarantee no longer holds and the certificate says so (`guar
 
 Example:
     >>> from mf_sched import FidelityLadder
-    >>> from mf_sched.rungs import RungEliminator
+    >>> from mf_sched.racing.engine import RungEliminator
     >>> ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.15, 0.05, 0.0], resources=[1, 3, 9])
     >>> eng = RungEliminator(ladder, delta=0.05, sigma=0.01, n_arms=4)
     >>> for key, v in {"a": 0.5, "b": 0.1, "c": 0.45, "d": 0.3}.items():
@@ -126,7 +126,7 @@ from mf_sched._validate import check_int, check_optional_int
 from mf_sched.confidence import subgaussian_radius
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
-from mf_sched.race import RaceBias
+from mf_sched.racing.bias import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
 
 __all__ = ["RungEliminator", "RungCertificate", "RULES", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST"]
@@ -160,7 +160,7 @@ class RungCertificate:
         uncovered: runs that failed or were abandoned below the top rung without being stopped.
         cost: resource spent, `Σ_i λ(highest rung i reported)` (resumable accounting).
         rule: the decision rule (`"iise"` or `"race"`).
-        bias_source: where the bias bound came from (the ladder's ζ, the :class:`~mf_sched.race.RaceBias` or
+        bias_source: where the bias bound came from (the ladder's ζ, the :class:`~mf_sched.racing.bias.RaceBias` or
             :class:`~mf_sched.racing.curve_bound.CurveBound` source).
         violated_by: runs whose observed curves exceeded the curve-aware bound the stops relied on (`epsilon`
             is then None and `guaranteed` False).
@@ -197,7 +197,7 @@ class RungCertificate:
 
 
 def _affine(form: str, ideal: float | None, b: float, v: float) -> float:
-    """:meth:`~mf_sched.race.RaceBias.optimistic` of one value with bound `b`, in plain Python."""
+    """:meth:`~mf_sched.racing.bias.RaceBias.optimistic` of one value with bound `b`, in plain Python."""
     if form == "absolute":
         return v + b
     if math.isinf(b):
@@ -236,7 +236,7 @@ class RungEliminator:
         race_bias: the best arm's improvement bound: the curve-aware bound
             (:class:`~mf_sched.racing.curve_bound.CurveBound` or its dict: the bound depends on each run's value
             and slope at the rung, and values are compared as observed, without confidence radii: see "The
-            curve-aware bound" above), or the unconditional ζ⁺ per rung (:class:`~mf_sched.race.RaceBias`, its
+            curve-aware bound" above), or the unconditional ζ⁺ per rung (:class:`~mf_sched.racing.bias.RaceBias`, its
             dict, or one absolute value per rung); required by `rule="race"`.
         fixed_arms: `rule="race"` only: the runs are a set fixed before any evaluation (a grid, a candidate
             set), so the lower-deviation radius needs a union over rungs only (`δ/(3M)`), not over runs.
@@ -301,7 +301,7 @@ class RungEliminator:
             if race_bias is None:
                 raise ValueError(
                     "rule = 'race' needs race_bias= (a CurveBound, e.g. mf_sched.racing.shipped_curve_bound('unit')"
-                    ".select(...); or ζ⁺ per rung: a RaceBias, e.g. mf_sched.race.race_prior(...), or a list of "
+                    ".select(...); or ζ⁺ per rung: a RaceBias, e.g. mf_sched.racing.bias.race_prior(...), or a list of "
                     "absolute values)"
                 )
             if eta is not None:

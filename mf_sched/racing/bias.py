@@ -2,7 +2,7 @@
 
 The papers bound the bias of *every* arm, `|µ_k(m) − µ_k(M)| ≤ ζ(m)` (Poiani et al. 2022 §2, Kandasamy et
 al. 2016 §2). On real learning curves that bound is driven by a tail of slow or diverging runs that can never
-be the best, so a rule that needs it prunes little. The racing rule of :class:`~mf_sched.rungs.RungEliminator`
+be the best, so a rule that needs it prunes little. The racing rule of :class:`~mf_sched.racing.engine.RungEliminator`
 (`rule="race"`) needs far less: a one-sided bound on the improvement of the best arm `*` alone,
 
 ```text
@@ -17,7 +17,7 @@ from a value `v` observed at rung `m` (plus its confidence radius) is :meth:`Rac
 
 ζ⁺ is estimated across the *tasks* of learning-curve benchmarks (:func:`mf_sched.curves.calibration.calibrate_race`)
 and shipped as a prior per metric family (:func:`race_prior`); the guarantee it carries is then "δ for the
-noise, plus the calibration's miscoverage over tasks" (see :mod:`mf_sched.rungs`).
+noise, plus the calibration's miscoverage over tasks" (see :mod:`mf_sched.racing.engine`).
 
 Example:
     >>> b = RaceBias(upper=[0.3, 0.1, 0.0], typical=[0.1, 0.03, 0.0], source="hand-made")
