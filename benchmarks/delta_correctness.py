@@ -85,7 +85,7 @@ CLAIMS = {
     "iise-gamma": "Poiani et al. 2022, §5 (γ ≥ realised spread)",
     "iise-max-exploit": "Poiani et al. 2022, Thm 2 (any α > 0)",
     "iise-rungs": "ε-optimal for its reported ε (union bound)",
-    "race": "ε-optimal for its reported ε (ζ⁺ = the ladder's ζ; proof in mf_sched.racing.engine)",
+    "race": "ε-optimal for its reported ε (ζ⁺ = the ladder's ζ; proof in mf_sched.racing.certificate)",
     "lucb-explore-a": "Wang et al. 2023, Thm 3.4",
     "lucb-explore-b": "Wang et al. 2023, Thm 3.4",
     "lucb-explore-c": "Wang et al. 2023, Thm 3.4",

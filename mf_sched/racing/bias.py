@@ -126,12 +126,21 @@ class RaceBias:
         return float(out) if np.ndim(out) == 0 else out
 
     def optimistic(self, value: Any, rung: Any) -> Any:
-        """An upper bound on the best arm's final value if `value` (already an upper confidence value of
-        its mean at `rung`) is the best arm's (vectorised over `value` and `rung`)."""
+        """An upper bound on the best arm's final value if `value` is the best arm's (vectorised).
+
+        Args:
+            value: an upper confidence value of the arm's mean at `rung` (a number or an array).
+            rung: the rung `0..M−1` of each value (broadcast with `value`).
+        """
         return self._apply(self.upper, value, rung)
 
     def estimate(self, value: Any, rung: Any) -> Any:
-        """A point estimate of the final value of a strong arm seen at `value` on `rung` (`typical`)."""
+        """A point estimate of the final value of a strong arm seen at `value` on `rung` (with `typical`).
+
+        Args:
+            value: the arm's value at `rung` (a number or an array).
+            rung: the rung `0..M−1` of each value (broadcast with `value`).
+        """
         return self._apply(self.typical, value, rung)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,7 +158,11 @@ class RaceBias:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RaceBias:
-        """Rebuild from :meth:`to_dict` output (validated; `"inf"` is the only string accepted)."""
+        """Rebuild from :meth:`to_dict` output (validated; `"inf"` is the only string accepted).
+
+        Args:
+            d: the mapping :meth:`to_dict` wrote (`upper` required).
+        """
         if not isinstance(d, Mapping) or "upper" not in d:
             raise ValueError("a RaceBias needs a mapping with 'upper'")
 
@@ -174,7 +187,12 @@ class RaceBias:
 
     @classmethod
     def coerce(cls, value: RaceBias | Sequence[float] | Mapping[str, Any], M: int) -> RaceBias:
-        """A :class:`RaceBias` from itself, a dict, or a plain sequence of absolute ζ⁺ values; checks `M`."""
+        """A :class:`RaceBias` from itself, a dict, or a plain sequence of absolute ζ⁺ values.
+
+        Args:
+            value: a RaceBias, its :meth:`to_dict` mapping, or one absolute ζ⁺ per rung.
+            M: the number of rungs of the ladder it must match (ValueError otherwise).
+        """
         if isinstance(value, RaceBias):
             out = value
         elif isinstance(value, Mapping):
@@ -258,6 +276,11 @@ def metric_transform(values: Any, mode: str, family: str | None = None) -> Metri
     minimised and `≥ 0` otherwise — a loss; maximised and `≤ 0` — a negated loss (scikit-learn's
     `neg_log_loss`). Anything else (a reward, a score of both signs) has no family.
 
+    Args:
+        values: the values reported so far (non-finite ones are ignored).
+        mode: `"max"` or `"min"`, the study's direction.
+        family: a key of :data:`NAMED_FAMILIES` that overrides the reading of `values`; `None` reads them.
+
     >>> cases = [([0.1, 0.93], "max"), ([0.3, 0.05], "min"), ([12.0, 97.5], "max"), ([2.3, 0.4], "min"),
     ...          ([-0.7, -0.2], "max")]
     >>> [metric_transform(v, m).kind.split(",")[0] for v, m in cases]
@@ -290,6 +313,10 @@ def metric_family(values: Any, mode: str) -> str | None:
     :func:`metric_transform`'s family: `"unit"` for accuracies, error rates and percentages, `"loss"` for
     losses and negated losses).
 
+    Args:
+        values: the values reported so far.
+        mode: `"max"` or `"min"`, the study's direction.
+
     >>> metric_family([0.1, 0.93], "max"), metric_family([2.3, 0.4], "min"), metric_family([-3.0, 2.0], "max")
     ('unit', 'loss', None)
     """
@@ -306,6 +333,10 @@ def race_prior(family: str, fractions: Sequence[float]) -> RaceBias:
     `details`). Between grid points the value at the grid point *at or below* the rung's fraction is used
     (ζ⁺ does not increase with training, so this is conservative); rungs below the first grid point get no
     bound (`inf`: nothing is stopped there); the last rung (fraction 1) gets 0.
+
+    Args:
+        family: `"unit"` or `"loss"` (see :func:`metric_family`).
+        fractions: each rung's resource as a fraction of the maximum, increasing strictly and ending at 1.
 
     >>> b = race_prior("unit", [1 / 27, 1 / 9, 1 / 3, 1.0])
     >>> b.form, b.upper[-1], b.upper[1] >= b.upper[2]

@@ -84,9 +84,17 @@ def best_of_k_improvements(
 ) -> np.ndarray:  # fmt: skip
     """The improvement after each rung of the best configuration of `draws` random `n_arms`-subsets.
 
-    `means` is one task's `(configurations, rungs)` table of scores (higher is better; rows with a NaN are
-    ignored); the best of a subset is the one with the highest last column. Returns `(draws, rungs)`:
+    The best of a subset is the configuration with the highest last column. Returns `(draws, rungs)`:
     `final − value(m)` (absolute) or that over `ideal − value(m)`, capped to [0, 1] (relative).
+
+    Args:
+        means: one task's `(configurations, rungs)` table of scores (higher is better; rows with a NaN are
+            ignored).
+        n_arms: the subset size `K` (all configurations when the task has fewer).
+        draws: the number of random subsets.
+        rng: the random generator that draws them.
+        form: `"absolute"` or `"relative"` (improvement over the room left to `ideal`).
+        ideal: the best attainable score, in the maximisation orientation (`form="relative"` only).
 
     >>> m = np.array([[0.1, 0.5], [0.4, 0.6], [0.3, 0.9]])
     >>> best_of_k_improvements(m, 3, 2, np.random.default_rng(0)).tolist()
@@ -142,7 +150,9 @@ class RaceCalibration:
         upper: the upper confidence bound of the `quantile`-quantile, enveloped (the value to race with).
         point: the `quantile`-quantile itself (before the bound and envelope).
         typical: the mixture's median improvement (enveloped, `≤ upper`).
-        coverage_mean / coverage_min: leave-one-task-out coverage of `upper` per rung, mean and worst task.
+        coverage_mean: leave-one-task-out coverage of `upper` per rung, averaged over the tasks.
+        coverage_min: the same, of the worst task.
+        coverage_per_task: the same per task, `(tasks, rungs)` (NaN when `holdout=False`).
         form: the `form` setting of :func:`calibrate_race`.
         ideal: the `ideal` setting of :func:`calibrate_race`.
         n_arms: the `n_arms` setting of :func:`calibrate_race`.
@@ -150,9 +160,11 @@ class RaceCalibration:
         confidence: the `confidence` setting of :func:`calibrate_race`.
         draws: the `draws` setting of :func:`calibrate_race`.
         bootstrap: the `bootstrap` setting of :func:`calibrate_race`.
-        tasks: the task labels used; holdout_upper: per task, the bound estimated without it (its row of the
-            leave-one-task-out check).
+        tasks: the task labels used.
+        holdout_upper: per task, the bound estimated without it (its row of the leave-one-task-out check).
         source: where the curves came from.
+        metric_name: the metric's name in the curves.
+        extra: free-form provenance added by the caller (e.g. the benchmark that made a shipped prior).
     """
 
     rungs: np.ndarray
@@ -180,7 +192,11 @@ class RaceCalibration:
         return int(self.rungs.size)
 
     def bias(self, source: str | None = None) -> RaceBias:
-        """The :class:`~mf_sched.racing.bias.RaceBias` to race with (`upper`; `typical` for estimates)."""
+        """The :class:`~mf_sched.racing.bias.RaceBias` to race with (`upper`; `typical` for estimates).
+
+        Args:
+            source: the bias's provenance text; `None` writes one from the calibration's settings.
+        """
         return RaceBias(
             upper=tuple(self.upper.tolist()),
             typical=tuple(self.typical.tolist()),
@@ -259,8 +275,19 @@ def improvement_samples(
 ) -> dict[Any, np.ndarray]:
     """Per task, the improvement after each rung of the best of `draws` random `n_arms`-subsets
     (:func:`best_of_k_improvements` on the task's seed-averaged values at `rungs`). Tasks with fewer than
-    `min_configs` complete configurations are left out. `ideal` is in the metric's own units (it is
-    oriented here)."""
+    `min_configs` complete configurations are left out.
+
+    Args:
+        curves: learning curves with a `task` column.
+        rungs: the fidelities (in the curves' units); the last is the target.
+        n_arms: the subset size `K ≥ 2`.
+        form: `"absolute"` or `"relative"`.
+        ideal: the best attainable value in the metric's own units (`form="relative"`; oriented here).
+        draws: random subsets per task.
+        seed: seeds the subsets.
+        how: how runs are read at the rungs (:meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`).
+        min_configs: the fewest complete configurations a task needs to be used.
+    """
     if not isinstance(curves, LearningCurves):
         raise TypeError(f"curves must be a LearningCurves table, got {type(curves).__name__}")
     r = parse_fidelities(rungs, "rungs")
@@ -311,7 +338,23 @@ def race_bound(
     over tasks at level `confidence`. `method="conformal"`: every task's own `quantile`-quantile, and of
     those the `⌈(n + 1) confidence⌉`-th smallest (the largest when `n` is small): if tasks are exchangeable,
     a new task's own quantile is below it with probability `≥ confidence` (`n/(n + 1)` when it is the
-    largest) — a distribution-free statement over tasks, more conservative with few or unlike tasks."""
+    largest) — a distribution-free statement over tasks, more conservative with few or unlike tasks.
+
+    Args:
+        samples: per task label, its `(draws, rungs)` improvement samples.
+        rungs: the fidelities of the samples' columns.
+        quantile: the fraction of (task, study) draws ζ⁺ must cover.
+        confidence: the level of the bound over tasks (`≥ 0.5`).
+        bootstrap: task resamples (`method="bootstrap"`; also the weights of the held-out check).
+        seed: seeds the resamples.
+        form: `"absolute"` or `"relative"`.
+        ideal: the best attainable score, in the maximisation orientation (`form="relative"`).
+        n_arms: the study size the samples were drawn for (recorded).
+        source: where the curves came from (recorded).
+        metric_name: the metric's name (recorded).
+        holdout: run the leave-one-task-out coverage check.
+        method: `"bootstrap"` or `"conformal"`.
+    """
     r = parse_fidelities(rungs, "rungs")
     q = check_fraction("quantile", quantile)
     c = check_fraction("confidence", confidence, 0.5)
@@ -398,11 +441,12 @@ def calibrate_race(
         rungs: fidelities (in the curves' units; use :meth:`LearningCurves.to_fraction` first for fractions of
             each run); the last is the target.
         n_arms: the study size `K` whose best configuration is bounded (default 20).
-        quantile: the fraction of (task, study) draws ζ⁺ must cover. confidence: level of the bootstrap
-            upper bound over tasks.
-        form: `"absolute"` or `"relative"` (needs `ideal`, in the metric's own units: 1.0 for an
-            accuracy, 0.0 for a loss).
-        draws: random `n_arms`-subsets per task. bootstrap: task resamples for the upper bound.
+        quantile: the fraction of (task, study) draws ζ⁺ must cover.
+        confidence: level of the bootstrap upper bound over tasks.
+        form: `"absolute"` or `"relative"` (needs `ideal`).
+        ideal: the metric's best attainable value in its own units (1.0 for an accuracy, 0.0 for a loss).
+        draws: random `n_arms`-subsets per task.
+        bootstrap: task resamples for the upper bound.
         seed: seeds the subsets and the bootstrap (the result is a function of the arguments).
         how: how runs are read at the rungs (:meth:`LearningCurves.values_at`).
     """

@@ -30,7 +30,7 @@ covers is the observed final value of the runs a full search would call good: th
 "every run within `tolerance` of the best observed final value of a random `K`-subset exceeds its bound at
 some rung". So no confidence radius is stacked on top: with probability `≥ 1 − α` over tasks that are
 exchangeable with the calibration tasks, racing keeps at least one run whose observed final value is within
-`tolerance` (relative) of the full search's answer (proof: :mod:`mf_sched.racing.engine`).
+`tolerance` (relative) of the full search's answer (proof: :mod:`mf_sched.racing.certificate`).
 
 Example:
     >>> b = shipped_curve_bound("unit").select(n_arms=24, alpha=0.05, tolerance=0.005)

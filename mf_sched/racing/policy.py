@@ -4,8 +4,8 @@ Rule: :mod:`mf_sched.racing.engine` (`rule="race"`), mf-sched's one-sided varian
 (Poiani, Metelli, Restelli, *Multi-Fidelity Best-Arm Identification*, NeurIPS 2022, Eq. 3): an arm stops as
 soon as the optimistic bound on its final value, `ζ⁺`-bound of `v_i(m) + b_i(m)`, falls below the best
 full-fidelity lower bound `max_j v_j(M) − B_j`; `ζ⁺` bounds only the *best* arm's improvement after rung
-`m` (:class:`~mf_sched.racing.bias.RaceBias`). The module docstring of :mod:`mf_sched.racing.engine` proves that the
-best arm is never stopped with probability `≥ 1 − δ − α` (`α`: the miscoverage of `ζ⁺`).
+`m` (:class:`~mf_sched.racing.bias.RaceBias`). The module docstring of :mod:`mf_sched.racing.certificate`
+proves that the best arm is never stopped with probability `≥ 1 − δ − α` (`α`: the miscoverage of `ζ⁺`).
 
 Order (resumable runs: an arm is a training run that advances one rung per pull, paying
 `λ(m) − λ(m − 1)` under `semantics="resumable"`): the anytime schedule of :mod:`mf_sched.racing.schedule`
