@@ -54,7 +54,8 @@ from typing import Any
 import numpy as np
 
 from mf_sched._validate import check_int
-from mf_sched.curves.learning_curves import LearningCurves, _open_text, _Spec, check_mode, read_csv_columns
+from mf_sched.curves._readers import _open_text, _Spec, check_mode, read_csv_columns
+from mf_sched.curves.learning_curves import LearningCurves
 
 __all__ = [
     "DATA_ENV",
