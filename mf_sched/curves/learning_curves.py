@@ -2,17 +2,16 @@
 
 A :class:`LearningCurves` table holds one row per observation of a training run:
 
-=============  =========================================================================================
-column         meaning
-=============  =========================================================================================
-`config`     the configuration (an arm): any hashable label; with `task` given, a configuration is
-               the pair (task, config), so ids may repeat across tasks
-`fidelity`   where on its curve the run is: epoch, training step, data fraction, seconds (finite, ≥ 0)
-`seed`       the independent replicate (training seed, study); one seed per configuration is allowed
-`metric`     the value reported there (accuracy, loss, ...); `mode` says whether higher is better
-`cost`       elapsed cost to reach that point from scratch (seconds, GPU-hours); optional
-`task`       the dataset / workload / problem; optional (one task)
-=============  =========================================================================================
+| column     | meaning                                                                                   |
+|------------|-------------------------------------------------------------------------------------------|
+| `config`   | the configuration (an arm): any hashable label; with `task`, the pair (task, config)      |
+| `fidelity` | where on its curve the run is: epoch, training step, data fraction, seconds (finite, ≥ 0) |
+| `seed`     | the independent replicate (training seed, study); one seed per configuration is allowed   |
+| `metric`   | the value reported there (accuracy, loss, ...); `mode` says whether higher is better      |
+| `cost`     | elapsed cost to reach that point from scratch (seconds, GPU-hours); optional              |
+| `task`     | the dataset / workload / problem; optional (one task)                                     |
+
+With `task` given, configuration ids may repeat across tasks.
 
 Internally the columns are numpy arrays (`config`, `seed` and `task` as integer codes with their
 labels kept in first-appearance order), sorted by (configuration, seed, fidelity); a configuration, seed
