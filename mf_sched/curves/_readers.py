@@ -1,11 +1,12 @@
 """Reading and validating the columns of a learning-curve table (see :mod:`mf_sched.curves.learning_curves`).
 
 Every source of rows (mappings, a CSV file, a data frame, one row per run holding JSON lists) is turned into
-one list or array per column here; :class:`~mf_sched.curves.learning_curves.LearningCurves` then validates
-each column (:func:`_float_column`, :func:`_label_column`) and codes the labels (:func:`_factorize`). Nothing
-read from a file is ever evaluated: numbers are parsed with `float`, curve lists with :func:`json.loads` and
-then checked to hold numbers only. CSV files may be gzip-compressed (recognised by their magic bytes) and are
-read as UTF-8, at most 2 GiB.
+one list or array per column here (:func:`record_columns`, :func:`csv_file_columns`, :func:`frame_columns`,
+:func:`expand_lists`); the constructor of :class:`~mf_sched.curves.learning_curves.LearningCurves` then has
+the columns checked and the labels coded by :func:`validate_columns`. Nothing read from a file is ever
+evaluated: numbers are parsed with `float`, curve lists with :func:`json.loads` and then checked to hold
+numbers only. CSV files may be gzip-compressed (recognised by their magic bytes) and are read as UTF-8, at
+most 2 GiB.
 
 The public functions here (:func:`check_mode`, :func:`parse_fidelities`, :func:`read_csv_columns`) are
 imported from :mod:`mf_sched.curves.learning_curves` (or :mod:`mf_sched.curves`), where they are documented.
