@@ -65,8 +65,8 @@ MIN_CONFIGS = 5  # a task with fewer complete configurations says little about "
 
 
 def algoperf_workloads() -> list[str]:
+    from mf_sched.curves._readers import _open_text
     from mf_sched.curves.datasets import _resolve
-    from mf_sched.curves.learning_curves import _open_text
 
     names = set()
     with _open_text(_resolve("algoperf", None)) as fh:

@@ -203,6 +203,224 @@ def _curves(seed: int = 0, n: int = 40, epochs: int = 27) -> Any:
     return LearningCurves.from_records(recs, metric="acc", mode="max", seed="seed")
 
 
+def _table(lc: Any) -> Any:
+    """Everything a learning-curve table shows: its columns, labels and derived views."""
+    starts, lengths = lc.runs()
+    return {
+        "repr": repr(lc),
+        "columns": [lc.config, lc.seed, lc.fidelity, lc.metric, lc.cost, lc.task, lc.config_task],
+        "labels": [repr(lc.config_labels), repr(lc.seed_labels), repr(lc.task_labels)],
+        "names": [lc.metric_name, lc.mode, lc.fidelity_name, lc.cost_name, lc.source, lc.n_dropped],
+        "params": repr(lc.params),
+        "runs": [starts, lengths],
+        "seeds_per_config": lc.seeds_per_config(),
+        "keys": [repr(lc.config_key(k)) for k in range(lc.n_configs)],
+        "has_cost": lc.has_cost,
+        "score": lc.score,
+    }
+
+
+def _rung_values(rv: Any) -> Any:
+    var, dof = rv.seed_variance()
+    return {
+        "repr": repr(rv),
+        "metric": rv.metric,
+        "cost": rv.cost,
+        "bias": rv.bias(),
+        "means": rv.means(),
+        "var": [var, dof],
+        "subset": repr(rv.subset(np.arange(rv.n_configs) % 2 == 0)),
+    }
+
+
+@scenario
+def learning_curves() -> Any:
+    """The table's readers (records, CSV long/list/gzip/filtered, data frames), its transformations and
+    `values_at` under every `how`, and the errors that bad inputs get."""
+    import gzip
+    import tempfile
+
+    from mf_sched.curves.learning_curves import LearningCurves, check_mode, parse_fidelities, read_csv_columns
+
+    class Frame(dict):  # the smallest duck-typed data frame
+        columns = property(lambda self: list(self))
+
+    out: dict[str, Any] = {}
+    rng = np.random.default_rng(7)
+    recs = []
+    for task in ("a", "b"):
+        for cfg in range(5):
+            for s in (0, 1):
+                horizon = 9 if (cfg + s) % 4 else 6  # some runs stop early
+                for t in (1, 2, 3, 5, 6, 8, 9):
+                    if t <= horizon:
+                        v = 0.5 + 0.04 * cfg * (1 - math.exp(-t / 3)) + 0.01 * rng.standard_normal()
+                        recs.append({"task": task, "cfg": f"c{cfg}", "ep": t, "acc": v, "s": s, "sec": 1.5 * t + s})
+    params = {(task, f"c{c}"): {"lr": 10.0**-c} for task in ("a", "b") for c in range(5)}
+    lc = LearningCurves.from_records(
+        recs, metric="acc", mode="max", config="cfg", fidelity="ep", seed="s", cost="sec", task="task", params=params
+    )
+    out["records"] = _table(lc)
+    for how in ("previous", "interpolate", "exact"):
+        for tol in (0.0, 0.2):
+            out[f"values_at/{how}/{tol}"] = _rung_values(lc.values_at([2, 4, 6, 9], how=how, tolerance=tol))
+    out["select"] = _table(lc.select(tasks=["b"], configs=[5, 6, 7, 9]))
+    out["to_fraction"] = _table(lc.to_fraction(min_length=0.8))
+    out["to_records"] = lc.to_records()[:25]
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+
+        def hide(s: str) -> str:
+            return s.replace(str(root), "<dir>")
+
+        long = root / "long.csv"
+        lc.to_csv(long)
+        back = LearningCurves.from_csv(long, metric="metric", mode="max", seed="seed", cost="cost", task="task")
+        out["csv/roundtrip"] = {k: v for k, v in _table(back).items() if k != "names"}
+        gz = root / "long.csv.gz"
+        gz.write_bytes(gzip.compress(long.read_bytes()))
+        flt = LearningCurves.from_csv(gz, metric="metric", mode="min", task="task", seed="seed", where={"task": ["a"]})
+        out["csv/gzip_where"] = {k: v for k, v in _table(flt).items() if k != "names"}
+        semi = root / "semi.csv"
+        semi.write_text("run;f;loss\nr1;1;0.9\nr1;2;0.5\nr2;1;nan\nr2;2;0.7\nr3;1;inf\n")
+        out["csv/delimiter_drop"] = {
+            k: v
+            for k, v in _table(
+                LearningCurves.from_csv(
+                    semi, metric="loss", mode="min", config="run", fidelity="f", delimiter=";", nonfinite="drop"
+                )
+            ).items()
+            if k != "names"
+        }
+        lst = root / "list.csv"
+        lst.write_text(
+            'run,seed,loss,cost,steps\nr1,0,"[0.9, 0.5, 0.4]","[1, 2, 3]","[10, 20, 30]"\n'
+            'r1,1,"[0.8, 0.6, null]","[1, 2, 4]","[10, 20, 40]"\nr2,0,"[0.7, NaN, 0.3]","[2, 3, 5]","[5, 25, 35]"\n'
+        )
+        for name, kw in {
+            "fidelity_column": {"fidelity": "steps"},
+            "list_fidelities": {"fidelity": "absent", "list_fidelities": [2, 4, 8]},
+            "default_fidelities": {"fidelity": "absent"},
+        }.items():
+            c = LearningCurves.from_csv(
+                lst,
+                metric="loss",
+                mode="min",
+                config="run",
+                seed="seed",
+                cost="cost",
+                layout="list",
+                nonfinite="drop",
+                **kw,
+            )
+            out[f"csv/list/{name}"] = {k: v for k, v in _table(c).items() if k != "names"}
+        out["read_csv_columns"] = read_csv_columns(
+            lst, ["run", "loss", "nothing"], where={"seed": ["0"]}, optional=frozenset({"nothing"})
+        )
+
+        bad_files = {
+            "empty": "",
+            "width": "config,fidelity,acc\na,1,0.5\nb,2\n",
+            "no_rows": "config,fidelity,acc\n",
+            "not_number": "config,fidelity,acc\na,1,high\n",
+            "negative_fidelity": "config,fidelity,acc\na,-1,0.5\n",
+            "duplicate": "config,fidelity,acc\na,1,0.5\na,1,0.6\n",
+            "nonfinite": "config,fidelity,acc\na,1,0.5\na,2,nan\n",
+            "missing_label": "config,fidelity,acc\n,1,0.5\n",
+            "bad_cost": "config,fidelity,acc,cost\na,1,0.5,-3\n",
+        }
+        errors: dict[str, str] = {}
+        for name, text in bad_files.items():
+            p = root / f"{name}.csv"
+            p.write_text(text)
+            kw = {"cost": "cost"} if name == "bad_cost" else {}
+            try:
+                LearningCurves.from_csv(p, metric="acc", mode="max", **kw)
+                errors[name] = "accepted"
+            except (ValueError, FileNotFoundError) as e:
+                errors[name] = hide(f"{type(e).__name__}: {e}")
+        bad_lists = {
+            "json": 'run,loss\nr1,"[0.9, 0.5"\n',
+            "not_list": 'run,loss\nr1,"{""a"": 1}"\n',
+            "not_number": 'run,loss\nr1,"[0.9, ""x""]"\n',
+            "lengths": 'run,loss,cost\nr1,"[0.9, 0.5]","[1]"\n',
+        }
+        for name, text in bad_lists.items():
+            p = root / f"list_{name}.csv"
+            p.write_text(text)
+            kw = {"cost": "cost"} if name == "lengths" else {}
+            try:
+                LearningCurves.from_csv(p, metric="loss", mode="min", config="run", layout="list", **kw)
+                errors[f"list/{name}"] = "accepted"
+            except ValueError as e:
+                errors[f"list/{name}"] = hide(f"{type(e).__name__}: {e}")
+        for name, call in {
+            "missing_file": lambda: LearningCurves.from_csv(root / "nope.csv", metric="acc", mode="max"),
+            "missing_column": lambda: LearningCurves.from_csv(long, metric="acc", mode="max"),
+            "layout": lambda: LearningCurves.from_csv(long, metric="metric", mode="max", layout="wide"),
+            "list_fidelities": lambda: LearningCurves.from_csv(
+                lst, metric="loss", mode="min", config="run", layout="list", list_fidelities=[1, 2]
+            ),
+        }.items():
+            try:
+                call()
+                errors[name] = "accepted"
+            except (ValueError, FileNotFoundError) as e:
+                errors[name] = hide(f"{type(e).__name__}: {e}")
+        out["csv/errors"] = errors
+
+    frame = Frame(
+        cfg=np.array(["x", "x", "y", "y"], dtype=object), ep=np.array([1, 3, 1, 3]), loss=np.array([0.9, 0.4, 0.8, 0.5])
+    )
+    out["frame/long"] = _table(
+        LearningCurves.from_dataframe(frame, metric="loss", mode="min", config="cfg", fidelity="ep")
+    )
+    ragged = np.empty(2, dtype=object)  # as pandas gives a column of lists
+    ragged[0], ragged[1] = [0.9, 0.5], np.array([0.8, 0.7, 0.6])
+    secs = np.empty(2, dtype=object)
+    secs[0], secs[1] = [1, 2], (1, 2, 3)
+    lframe = Frame(run=["r1", "r2"], loss=ragged, sec=secs)
+    out["frame/list"] = _table(
+        LearningCurves.from_dataframe(lframe, metric="loss", mode="min", config="run", cost="sec", layout="list")
+    )
+    errors = {}
+    for name, call in {
+        "not_frame": lambda: LearningCurves.from_dataframe([1, 2], metric="loss", mode="min"),
+        "frame_column": lambda: LearningCurves.from_dataframe(frame, metric="acc", mode="min", config="cfg"),
+        "same_column": lambda: LearningCurves.from_dataframe(
+            frame, metric="ep", mode="min", config="cfg", fidelity="ep"
+        ),
+        "frame_ragged_lists": lambda: LearningCurves.from_dataframe(
+            Frame(run=[1, 2], loss=[[0.5], [0.5, 0.6]]), metric="loss", mode="min", config="run", layout="list"
+        ),
+        "record_key": lambda: LearningCurves.from_records([{"config": 1, "fidelity": 1}], metric="acc", mode="max"),
+        "record_type": lambda: LearningCurves.from_records([[1, 2]], metric="acc", mode="max"),
+        "mode": lambda: check_mode("maximize"),
+        "fidelities": lambda: parse_fidelities("1,,3"),
+        "fidelities_order": lambda: parse_fidelities([1, 3, 2]),
+        "fidelities_type": lambda: parse_fidelities([1, True]),
+        "values_at_how": lambda: lc.values_at([1, 2], how="nearest"),
+        "values_at_tolerance": lambda: lc.values_at([1, 2], tolerance=1.0),
+        "select_task": lambda: lc.select(tasks=["z"]),
+        "select_config": lambda: lc.select(configs=[99]),
+        "to_fraction": lambda: lc.to_fraction(min_length=2),
+        "nonfinite_all": lambda: LearningCurves(config=[0], fidelity=[1], metric=[math.nan], nonfinite="drop"),
+        "nonfinite_arg": lambda: LearningCurves(config=[0], fidelity=[1], metric=[1.0], nonfinite="skip"),
+        "bool_metric": lambda: LearningCurves(config=[0], fidelity=[1], metric=np.array([True])),
+        "label_type": lambda: LearningCurves(config=[[1]], fidelity=[1], metric=[1.0]),
+        "params_unknown": lambda: LearningCurves(config=[0], fidelity=[1], metric=[1.0], params={5: {}}),
+        "lengths": lambda: LearningCurves(config=[0, 1], fidelity=[1], metric=[1.0, 2.0]),
+    }.items():
+        try:
+            call()
+            errors[name] = "accepted"
+        except ValueError as e:
+            errors[name] = f"{type(e).__name__}: {e}"
+    out["errors"] = errors
+    return out
+
+
 @scenario
 def calibration() -> Any:
     from mf_sched.curves import calibration as c

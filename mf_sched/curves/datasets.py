@@ -5,20 +5,15 @@ environment variable `MF_SCHED_DATA` (laid out as below), then in `../shared/dat
 project. When the data is not there it raises :class:`FileNotFoundError` saying where the data comes
 from. None of the data ships with mf-sched.
 
-===========  =============================================  =============================================
-source       file under the data folder                     origin
-===========  =============================================  =============================================
-LCBench      `lcbench/model.onnx`, `config_space.json`,  YAHPO Gym v1.0 surrogate, repository
-             `encoding.json`                              `slds-lmu/yahpo_data`, folder `lcbench/`
-                                                            (Apache-2.0); LCBench: Zimmer et al. 2021
-TaskSet      `taskset/taskset_imdb_rnn_valid_loss.csv.gz`  TaskSet (Metz et al. 2020) RNN text tasks as
-                                                            released in `machinelearningnuremberg/DPL`,
-                                                            `data/taskset/*.json` (Apache-2.0)
-DeepOBS      `deepobs/deepobs_epoch_curves.csv.gz`         `fsschneider/DeepOBS_Baselines` (MIT)
-AlgoPerf     `algoperf/algoperf_eval_curves.csv.gz`,       `mlcommons/submissions_algorithms`,
-             `algoperf/algoperf_runs_hparams.csv.gz`       `previous_leaderboards/algoperf_v0{5,6}/logs`
-                                                            (Apache-2.0)
-===========  =============================================  =============================================
+Where each source's files lie under the data folder, and where they come from:
+
+* **LCBench** — `lcbench/model.onnx`, `config_space.json`, `encoding.json`: the YAHPO Gym v1.0 surrogate,
+  repository `slds-lmu/yahpo_data`, folder `lcbench/` (Apache-2.0); LCBench: Zimmer et al. 2021.
+* **TaskSet** — `taskset/taskset_imdb_rnn_valid_loss.csv.gz`: TaskSet (Metz et al. 2020) RNN text tasks as
+  released in `machinelearningnuremberg/DPL`, `data/taskset/*.json` (Apache-2.0).
+* **DeepOBS** — `deepobs/deepobs_epoch_curves.csv.gz`: `fsschneider/DeepOBS_Baselines` (MIT).
+* **AlgoPerf** — `algoperf/algoperf_eval_curves.csv.gz`, `algoperf/algoperf_runs_hparams.csv.gz`:
+  `mlcommons/submissions_algorithms`, `previous_leaderboards/algoperf_v0{5,6}/logs` (Apache-2.0).
 
 What each loader returns (a :class:`~mf_sched.curves.learning_curves.LearningCurves`):
 
@@ -54,7 +49,8 @@ from typing import Any
 import numpy as np
 
 from mf_sched._validate import check_int
-from mf_sched.curves.learning_curves import LearningCurves, _open_text, _Spec, check_mode, read_csv_columns
+from mf_sched.curves._readers import _open_text, _Spec, check_mode, read_csv_columns
+from mf_sched.curves.learning_curves import LearningCurves
 
 __all__ = [
     "DATA_ENV",
