@@ -179,7 +179,7 @@ class ReplayBenchmark(Instance):
                 :class:`~mf_sched.ladder.FidelityLadder` with these rungs.
             quantile: the fraction of configurations ζ̂ should cover, in `(0, 1)`; passed to
                 :func:`~mf_sched.curves.calibration.calibrate` (not read with a ready calibration or ladder).
-            confidence: the level of the upper bound on that quantile, `≥ 0.5`; passed to
+            confidence: the level of the upper bound on that quantile, in `(0.5, 1)`; passed to
                 :func:`~mf_sched.curves.calibration.calibrate`.
             cost: how the rungs' costs λ are estimated, `"resource"`, `"time"` or `"auto"`; passed to
                 :func:`~mf_sched.curves.calibration.calibrate`.
