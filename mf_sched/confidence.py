@@ -120,6 +120,11 @@ def subgaussian_radius(n: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.n
 
     `P(µ̂ − µ ≥ radius) ≤ δ` for a fixed `n`.
 
+    Args:
+        n: the number of samples behind the mean, `≥ 0` (a number or an array; `0` gives `+inf`).
+        delta: the failure probability `δ` for this one `n`, `0 < δ < 1` (a number or an array).
+        sigma: the sub-Gaussian scale `σ` of one sample, finite and > 0 (a number or an array).
+
     >>> float(subgaussian_radius(8, 0.05, 1.0))  # doctest: +ELLIPSIS
     0.865...
     """
@@ -134,6 +139,12 @@ def hoeffding_radius(n: ArrayLike, delta: ArrayLike, low: float = 0.0, high: flo
 
     Identical to :func:`subgaussian_radius` with `σ = (b − a)/2`.
 
+    Args:
+        n: the number of samples behind the mean, `≥ 0` (a number or an array; `0` gives `+inf`).
+        delta: the failure probability `δ` for this one `n`, `0 < δ < 1` (a number or an array).
+        low: the smallest value a reward can take, `a`; the default range is `[0, 1]`.
+        high: the largest value a reward can take, `b`; must be greater than `low`.
+
     >>> float(hoeffding_radius(50, 0.1))  # doctest: +ELLIPSIS
     0.151...
     """
@@ -147,6 +158,11 @@ def anytime_radius(t: ArrayLike, delta: ArrayLike, sigma: ArrayLike) -> np.ndarr
 
     Valid for all `t ≥ 1` at once with probability `≥ 1 − δ` (union bound over `t`).
     IISE calls it with `δ/(KM)`, successive elimination with `δ/K`.
+
+    Args:
+        t: the number of samples behind the mean, `≥ 0` (a number or an array; `0` gives `+inf`).
+        delta: the failure probability `δ` over all `t` at once, `0 < δ < 1` (a number or an array).
+        sigma: the sub-Gaussian scale `σ` of one sample, finite and > 0 (a number or an array).
 
     >>> float(anytime_radius(100, 0.001, 1.0))  # doctest: +ELLIPSIS
     0.591...
@@ -173,6 +189,13 @@ def lil_radius(n: ArrayLike, total: ArrayLike, delta: ArrayLike, sigma: ArrayLik
     theorem. `log log T` is taken as 0 for `T < e` (the code's value is negative at `T = 2` and
     undefined at `T = 1`; both policies here evaluate it only after a full round, `T ≥ K ≥ 2`).
 
+    Args:
+        n: the number of samples behind the mean, `≥ 0` (a number or an array; `0` gives `+inf`).
+        total: `T`, the number of pulls made so far over all arms and fidelities, `≥ 0` (`log log T` is 0 for
+            `T < e`).
+        delta: the per-(arm, fidelity) confidence `δ`, `0 < δ < 1` (IISE passes `δ/(KM)`).
+        sigma: the sub-Gaussian scale `σ` of one sample, finite and > 0 (a number or an array).
+
     >>> float(lil_radius(100, 500, 0.01 / 20, 0.1))  # doctest: +ELLIPSIS
     0.0434...
     """
@@ -190,7 +213,15 @@ def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLi
     """Wang et al. (2023) Eq. 4: `β(n, t, δ) = √(log(L t⁴ / δ) / n)` for rewards in [0, 1].
 
     Generalised to σ-sub-Gaussian rewards as `2σ √(log(L t⁴/δ)/n)`; `σ = 1/2` (rewards in [0, 1])
-    gives the paper's formula exactly. `L ≥ 4KM` is what Theorem 3.4 needs; `t` is the LUCB round.
+    gives the paper's formula exactly. `L ≥ 4KM` is what Theorem 3.4 needs.
+
+    Args:
+        n: the number of samples of the (arm, fidelity) cell, `≥ 0` (a number or an array; `0` gives `+inf`).
+        t: the LUCB round, `≥ 0` (rounds below 1 count as 1).
+        delta: the confidence `δ` of the whole identification, `0 < δ < 1`.
+        L: the union-bound factor, `> 0`; Theorem 3.4 needs `L ≥ 4KM` (`K` arms, `M` fidelities).
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` (rewards in `[0, 1]`)
+            is the paper's formula.
 
     >>> float(wang_beta(10, 1, 0.1, L=4 * 5 * 3))  # doctest: +ELLIPSIS
     0.799...
@@ -204,6 +235,13 @@ def wang_beta(n: ArrayLike, t: ArrayLike, delta: float, L: float, sigma: ArrayLi
 def wang_beta_numerator(t: ArrayLike, delta: float, L: float, sigma: ArrayLike = 0.5) -> Any:
     """`4σ² log(L t⁴/δ)`: :func:`wang_beta` is `√(this / n)` (for array `n`, computed exactly so), which
     lets a policy evaluate the radius of single cells without a numpy call per cell.
+
+    Args:
+        t: the LUCB round, `≥ 0` (rounds below 1 count as 1); a number or an array.
+        delta: the confidence `δ` of the whole identification, `0 < δ < 1`.
+        L: the union-bound factor, `> 0`; Theorem 3.4 needs `L ≥ 4KM` (`K` arms, `M` fidelities).
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` (rewards in `[0, 1]`)
+            is the paper's formula.
 
     >>> import math
     >>> num = wang_beta_numerator(3, 0.1, L=60)
@@ -226,6 +264,15 @@ def lucb1_beta(
     Generalised to σ-sub-Gaussian rewards as `σ √(2 log(k₁ K t⁴/δ) / u)` (σ = 1/2 recovers the paper),
     with `k₁ = 5/4` as in the paper's Theorem 6.
 
+    Args:
+        u: the number of samples of the arm, `≥ 0` (a number or an array; `0` gives `+inf`).
+        t: the LUCB round, `≥ 0` (rounds below 1 count as 1).
+        delta: the confidence `δ` of the whole identification, `0 < δ < 1`.
+        n_arms: the number of arms `K`, `≥ 1`.
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` (rewards in `[0, 1]`)
+            is the paper's formula.
+        k1: the constant `k₁` inside the log; the default `5/4` is the paper's (Theorem 6).
+
     >>> float(lucb1_beta(4, 2, 0.1, n_arms=10))  # doctest: +ELLIPSIS
     0.974...
     """
@@ -235,6 +282,14 @@ def lucb1_beta(
 
 def lucb1_beta_numerator(t: ArrayLike, delta: float, n_arms: int, sigma: ArrayLike = 0.5, k1: float = 1.25) -> Any:
     """`2σ² log(k₁ K t⁴/δ)`: :func:`lucb1_beta` is `√(this / u)`, computed exactly so.
+
+    Args:
+        t: the LUCB round, `≥ 0` (rounds below 1 count as 1); a number or an array.
+        delta: the confidence `δ` of the whole identification, `0 < δ < 1`.
+        n_arms: the number of arms `K`, `≥ 1`.
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` (rewards in `[0, 1]`)
+            is the paper's formula.
+        k1: the constant `k₁` inside the log; the default `5/4` is the paper's (Theorem 6).
 
     >>> import math
     >>> num = lucb1_beta_numerator(2, 0.1, n_arms=10)
@@ -255,6 +310,12 @@ def ucb1_bonus(n: ArrayLike, t: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray
     Generalised as `2σ √(2 log t / n)` (σ = 1/2 recovers the paper). `t` is the total number of pulls
     so far (at least 1).
 
+    Args:
+        n: the number of pulls of the arm, `≥ 0` (a number or an array; `0` gives `+inf`).
+        t: the total number of pulls so far, `≥ 0` (values below 1 count as 1, a bonus of 0 for pulled arms).
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` (rewards in `[0, 1]`)
+            is the paper's formula.
+
     >>> float(ucb1_bonus(5, 100))  # doctest: +ELLIPSIS
     1.35...
     """
@@ -273,6 +334,11 @@ def psi(eps: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
     Gaussian rewards with standard deviation σ use that σ; rewards in [0, 1] (Bernoulli) use σ = ½, i.e.
     Hoeffding's `ψ(ε) = 2ε²` (the paper's lower-bound proof).
 
+    Args:
+        eps: the deviation `ε`, `≥ 0` (a number or an array).
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` is that of rewards in
+            `[0, 1]`.
+
     >>> round(float(psi(0.1, sigma=0.5)), 12), round(float(psi(0.1, sigma=1.0)), 12)
     (0.02, 0.005)
     """
@@ -285,6 +351,11 @@ def psi(eps: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
 
 def psi_inv(y: ArrayLike, sigma: ArrayLike = 0.5) -> np.ndarray:
     """Inverse of :func:`psi`: `ψ⁻¹(y) = σ √(2y)` (`+inf` maps to `+inf`).
+
+    Args:
+        y: the value of `ψ` to invert, `≥ 0` (a number or an array; `+inf` allowed).
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` is that of rewards in
+            `[0, 1]`.
 
     >>> float(psi_inv(psi(0.3, 0.2), 0.2))  # doctest: +ELLIPSIS
     0.3...
@@ -301,6 +372,13 @@ def psi_ucb_width(n: ArrayLike, t: ArrayLike, rho: float, sigma: ArrayLike = 0.5
     at round `t` (`+inf` for `n = 0`; `log t` taken as 0 for `t ≤ 1`).
 
     `ρ = 4` gives UCB1's bonus :func:`ucb1_bonus`; MF-UCB's experiments use `ρ = 2`.
+
+    Args:
+        n: the number of samples of the arm at this fidelity, `≥ 0` (a number or an array; `0` gives `+inf`).
+        t: the round, `≥ 0` (values `≤ 1` give a width of 0 for sampled arms).
+        rho: the exploration parameter `ρ`, a finite number > 0 (`4`: UCB1's bonus; the paper's experiments: 2).
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0; the default `½` is that of rewards in
+            `[0, 1]`.
 
     >>> float(psi_ucb_width(5, 100, rho=4.0)) == float(ucb1_bonus(5, 100))
     True
@@ -324,6 +402,12 @@ def mfucb_gamma(costs: ArrayLike, zeta: ArrayLike, sigma: ArrayLike = 0.5) -> np
     `√(λ(m)/λ(m+1)) ζ(m)` whatever σ (σ cancels in Eq. 4). Worked example: `λ = (1, 10)`,
     `ζ = (0.2, 0)` gives `γ(1) = 0.0632456`.
 
+    Args:
+        costs: the costs `λ(1) < … < λ(M)` of the fidelities, finite, > 0 and strictly increasing.
+        zeta: the bias bounds `ζ(1), …, ζ(M)` (how far fidelity `m`'s mean may lie from the top fidelity's),
+            finite and `≥ 0`, the same length as `costs`; `ζ(M)` is not used.
+        sigma: the sub-Gaussian scale `σ` of one reward, finite and > 0 (validated; it cancels in the result).
+
     >>> np.round(mfucb_gamma([1, 10], [0.2, 0.0], sigma=1.0), 7).tolist()
     [0.0632456]
     >>> np.round(mfucb_gamma([1, 10, 1000], [0.2, 0.1, 0.0], sigma=0.2), 6).tolist()
@@ -346,9 +430,8 @@ _GLR_KINDS = ("practical", "theory")
 def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1, kind: str = "practical") -> Any:
     """Stopping threshold `β(t, δ)` of the multi-fidelity GLR test of MF-GRAD (Poiani et al. 2024).
 
-    `t` is the number of samples in the statistic (at least 1), `K = n_arms`, `M = n_fidelities`;
-    natural logs. The forms are those of the authors' released code (`riccardopoiani/adv-mf-bai`,
-    `algorithms/gradient.py`); the paper's own statement could not be checked:
+    `K = n_arms`, `M = n_fidelities`; natural logs. The forms are those of the authors' released code
+    (`riccardopoiani/adv-mf-bai`, `algorithms/gradient.py`); the paper's own statement could not be checked:
 
     * `"practical"` (every experiment of the paper): `log(K/δ) + M log(1 + log t)`. Not covered by
       the theory (a heuristic calibration, as in the Track-and-Stop literature).
@@ -358,6 +441,13 @@ def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1
 
     With `M = 1` these are the single-fidelity thresholds of GRAD (the authors' GRAD comment has a
     variant with `log(4 log(1/δ) + 1)`; we use the multi-fidelity form with `M = 1` throughout).
+
+    Args:
+        t: the number of samples in the statistic, `≥ 1` (a number or an array).
+        delta: the confidence `δ`, `0 < δ < 1`.
+        n_arms: the number of arms `K`, `≥ 1`.
+        n_fidelities: the number of fidelities `M`, `≥ 1`; the default 1 is GRAD's single-fidelity threshold.
+        kind: `"practical"` (the default) or `"theory"`, the two forms above.
 
     >>> round(float(glr_threshold(400, 0.01, n_arms=4, n_fidelities=5)), 3)
     15.715
@@ -392,6 +482,11 @@ def glr_threshold(t: ArrayLike, delta: float, n_arms: int, n_fidelities: int = 1
 def gaussian_kl(mu: ArrayLike, lam: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """`KL(N(µ, σ²), N(λ, σ²)) = (µ − λ)² / (2σ²)`.
 
+    Args:
+        mu: the mean `µ` of the first Gaussian (a number or an array).
+        lam: the mean `λ` of the second Gaussian (a number or an array).
+        sigma: the common standard deviation `σ`, finite and > 0.
+
     >>> float(gaussian_kl(0.0, 1.0, 1.0))
     0.5
     """
@@ -410,6 +505,10 @@ def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> np.ndarray:
     `p` and `q` must lie in `[0, 1]` (ValueError otherwise). The limits at the boundary follow
     the convention `0 log 0 = 0`; `kl(p, q)` is `+inf` when `q ∈ {0, 1}` and `q ≠ p`.
 
+    Args:
+        p: the mean of the first Bernoulli, in `[0, 1]` (a number or an array).
+        q: the mean of the second Bernoulli, in `[0, 1]` (a number or an array).
+
     >>> round(float(bernoulli_kl(0.5, 0.25)), 6)
     0.143841
     """
@@ -427,6 +526,13 @@ def bernoulli_kl(p: ArrayLike, q: ArrayLike) -> np.ndarray:
 
 def kl_divergence(kind: str, mu: ArrayLike, lam: ArrayLike, sigma: ArrayLike | None = None) -> np.ndarray:
     """KL between two members of one family: `kind` is `"gaussian"` (needs `sigma`) or `"bernoulli"`.
+
+    Args:
+        kind: the family, `"gaussian"` or `"bernoulli"`.
+        mu: the mean of the first distribution (in `[0, 1]` for `"bernoulli"`).
+        lam: the mean of the second distribution (in `[0, 1]` for `"bernoulli"`).
+        sigma: the common standard deviation, finite and > 0; required for `"gaussian"`, unused for
+            `"bernoulli"`.
 
     >>> float(kl_divergence("gaussian", 0.0, 2.0, sigma=2.0))
     0.5

@@ -167,12 +167,19 @@ class FidelityLadder:
         return len(self.costs) - 1
 
     def cost(self, m: int) -> float:
-        """Cost `λ(m)` of one pull at fidelity `m` (0-based)."""
+        """Cost `λ(m)` of one pull at fidelity `m` (0-based).
+
+        Args:
+            m: the fidelity index, an integer in `0 .. M − 1` (ValueError otherwise).
+        """
         return self.costs[self.check_index(m)]
 
     def check_index(self, m: int) -> int:
         """`m` as a plain `int` when it is a fidelity index of this ladder (`0 .. M − 1`); otherwise a
         `ValueError` naming the accepted range.
+
+        Args:
+            m: the index to check; a Python or numpy integer (not a bool) in `0 .. M − 1`.
 
         >>> lad = FidelityLadder([1, 3, 9], zeta=[0.2, 0.1, 0.0])
         >>> lad.check_index(2)
@@ -210,9 +217,13 @@ class FidelityLadder:
     def incremental_cost(self, m: int, from_m: int | None) -> float:
         """Cost of reaching fidelity `m` from `from_m` in a resumable run: `λ(m) − λ(from_m)`.
 
-        `from_m=None` means starting a fresh run (cost `λ(m)`). Used by the *resumable runs*
-        observation semantics (`semantics="resumable"` of :func:`mf_sched.sim.simulate.run_policy`), where an arm is a
-        training run advancing through fidelities.
+        Used by the *resumable runs* observation semantics (`semantics="resumable"` of
+        :func:`mf_sched.sim.simulate.run_policy`), where an arm is a training run advancing through fidelities.
+
+        Args:
+            m: the fidelity the run advances to, an integer in `0 .. M − 1`.
+            from_m: the fidelity the run has already reached, an integer below `m`; `None` for a fresh run (the
+                cost is then `λ(m)`).
 
         >>> FidelityLadder([1, 3, 9], [0.2, 0.1, 0]).incremental_cost(2, from_m=0)
         8.0
@@ -239,7 +250,12 @@ class FidelityLadder:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> FidelityLadder:
-        """Build from :meth:`to_dict` output; unknown keys are rejected."""
+        """Build from :meth:`to_dict` output; unknown keys are rejected.
+
+        Args:
+            d: a mapping with the keys of :meth:`to_dict`: `costs` (required), `zeta` (required when `M > 1`),
+                `gamma`, `resources` and `names` (optional); each is validated as by the constructor.
+        """
         if not isinstance(d, Mapping):
             raise ValueError(f"a ladder must be a mapping with keys costs, zeta, ...; got {type(d).__name__}")
         allowed = {"costs", "zeta", "gamma", "resources", "names"}
@@ -257,11 +273,19 @@ class FidelityLadder:
         )
 
     def with_zeta(self, zeta: Sequence[float]) -> FidelityLadder:
-        """A copy with other bias bounds (e.g. from a calibration)."""
+        """A copy with other bias bounds (e.g. from a calibration).
+
+        Args:
+            zeta: the new bias bounds, one per fidelity, finite, `≥ 0`, with `zeta[-1] = 0`.
+        """
         return FidelityLadder(self.costs, zeta, self.gamma, self.resources, self.names)
 
     def with_gamma(self, gamma: Sequence[float] | None) -> FidelityLadder:
-        """A copy with another order-aware bias spread γ."""
+        """A copy with another order-aware bias spread γ.
+
+        Args:
+            gamma: the new bias spread, one per fidelity, finite, `≥ 0`, with `gamma[-1] = 0`; `None` removes it.
+        """
         return FidelityLadder(self.costs, self.zeta, gamma, self.resources, self.names)
 
     def describe(self) -> str:

@@ -29,6 +29,10 @@ _NOT_NUMBERS = (bool, np.bool_, str, bytes, bytearray)
 def as_real(value: Any, name: str = "value") -> float:
     """`value` as a float if it is a real number (not a bool, a string, a complex or an array).
 
+    Args:
+        value: the value to convert: a Python or numpy integer or float, or a 0-d numeric array.
+        name: the name used in the error message.
+
     >>> as_real(np.float32(0.5)), as_real(3)
     (0.5, 3.0)
     >>> as_real("0.5")
@@ -49,6 +53,11 @@ def as_real(value: Any, name: str = "value") -> float:
 
 def as_real_array(values: Any, name: str = "values") -> np.ndarray:
     """`values` as a float64 array if every element is a real number (no bools, strings, None).
+
+    Args:
+        values: a (nested) list or tuple of real numbers, or an array of a numeric or object dtype; rows must
+            have equal lengths.
+        name: the name used in error messages (elements are named `name[i]`).
 
     >>> as_real_array([1, 0.5]).tolist()
     [1.0, 0.5]
@@ -91,14 +100,24 @@ class NoiseModel:
 
     def validate(self, value: float, *, name: str = "value") -> float:
         """Return `value` as a float, or raise ValueError if it is not a finite real number (strings and
-        booleans are refused) or out of range."""
+        booleans are refused) or out of range.
+
+        Args:
+            value: one observation.
+            name: the name used in the error message.
+        """
         v = as_real(value, name)
         if not math.isfinite(v):
             raise ValueError(f"{name} = {v} is not finite; observations must be finite real numbers")
         return v
 
     def validate_array(self, values: Any, *, name: str = "values") -> np.ndarray:
-        """Vectorised :meth:`validate`; returns a float64 array."""
+        """Vectorised :meth:`validate`; returns a float64 array.
+
+        Args:
+            values: the observations (see :func:`as_real_array` for what is accepted).
+            name: the name used in error messages (elements are named `name[i]`).
+        """
         a = as_real_array(values, name)
         if not np.all(np.isfinite(a)):
             bad = int(np.flatnonzero(~np.isfinite(a.ravel()))[0])
@@ -112,6 +131,9 @@ class NoiseModel:
 @dataclass(frozen=True)
 class SubGaussian(NoiseModel):
     """σ-sub-Gaussian observations: `E exp(s(X − µ)) ≤ exp(s²σ²/2)`.
+
+    Attributes:
+        sigma: the sub-Gaussian scale `σ`, finite and > 0 (stored as a float).
 
     >>> SubGaussian(0.5).sigma
     0.5
@@ -133,6 +155,10 @@ class SubGaussian(NoiseModel):
 @dataclass(frozen=True)
 class Bounded(NoiseModel):
     """Rewards bounded in `[low, high]` (Hoeffding); sub-Gaussian with `σ = (high − low)/2`.
+
+    Attributes:
+        low: the smallest possible reward, finite; default 0.
+        high: the largest possible reward, finite and greater than `low`; default 1.
 
     Out-of-range observations are an error, not clipped:
 
@@ -187,6 +213,10 @@ class Bounded(NoiseModel):
 def noise_from_dict(d: Mapping[str, Any] | NoiseModel) -> NoiseModel:
     """Build a :class:`NoiseModel` from `{"kind": "subgaussian", "sigma": s}` or
     `{"kind": "bounded", "low": a, "high": b}` (or return a model unchanged).
+
+    Args:
+        d: a mapping with a `kind` (`"subgaussian"` with `sigma`; `"bounded"` with `low` and `high`, default 0
+            and 1), or a :class:`NoiseModel`, returned as it is.
 
     >>> noise_from_dict({"kind": "bounded", "low": 0, "high": 1})
     Bounded(low=0.0, high=1.0)

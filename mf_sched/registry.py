@@ -48,8 +48,12 @@ RENAMED: dict[str, str] = {"mfe": "iise-max-exploit", "mf-elimination": "mf-mab-
 def canonical_name(name: Any, *, warn: bool = False) -> Any:
     """The current name of policy `name` (itself unless it is an old name in :data:`RENAMED`).
 
-    With `warn=True` an old name raises a DeprecationWarning that says the new one. Anything that is not a
-    string is returned as it is (the caller reports it).
+    Anything that is not a string is returned as it is (the caller reports it).
+
+    Args:
+        name: a policy name; an old name of :data:`RENAMED` maps to its new one, anything else (a current name,
+            an unknown name, a non-string) is returned unchanged.
+        warn: raise a DeprecationWarning naming the new name when `name` is an old one (off by default).
     """
     if isinstance(name, str) and name in RENAMED:
         new = RENAMED[name]
@@ -135,10 +139,15 @@ def get_policy(name: str) -> type[Policy]:
 def build_policy(name: str, problem: Mapping[str, Any], **params: Any) -> Policy:
     """Build policy `name` for a problem description, passing only what its constructor accepts.
 
-    `problem` holds the common ingredients — `n_arms`, `ladder`, `noise`, and optionally
-    `delta`, `budget`, `seed` and instance-level extras — and `params` the policy-specific
-    arguments (which must all be accepted, else ValueError naming them). This is how the CLI and the
-    simulator build any registered policy from an instance.
+    This is how the CLI and the simulator build any registered policy from an instance.
+
+    Args:
+        name: a registered policy name (an old name of :data:`RENAMED` is accepted with a DeprecationWarning).
+        problem: the common ingredients, e.g. :meth:`mf_sched.sim.instance.Instance.problem`: `n_arms`, `ladder`,
+            `noise`, optionally `delta`, `budget`, `seed` and instance-level extras. Only the keys the policy's
+            constructor accepts are passed; a `None` value is left out (the policy's default applies).
+        **params: the policy-specific arguments; each must be accepted by the constructor, a scalar-typed one must
+            have its type (ValueError naming it otherwise). They override `problem`.
 
     >>> from mf_sched import FidelityLadder
     >>> p = build_policy("se", {"n_arms": 3, "ladder": FidelityLadder([1.0]), "delta": 0.05, "budget": None})

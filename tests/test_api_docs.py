@@ -3,12 +3,17 @@
 mkdocstrings reads docstrings as Markdown (Google style, griffe). reStructuredText leaks into the pages raw:
 a double back-quote inside an indented block, a `text::` literal marker. And griffe recognises one name per
 `Args:` entry, so a grouped entry (`delta, sigma: ...`) silently drops both parameters from the table.
+
+Every module an API page renders is checked by `scripts/undocumented.py` (one `Args:` entry per parameter,
+one `Attributes:` entry per dataclass field, no entry naming no parameter), except those in :data:`PENDING`.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -116,3 +121,153 @@ def test_one_documented_attribute_per_field(package, path):
     fields = [p.name for p in obj.parameters if p.name != "self"]
     documented = _entries(obj, "attributes")
     assert fields and sorted(documented) == sorted(fields), f"{path}: {set(fields) ^ set(documented)}"
+
+
+# ------------------------------------------------------------------------------- every rendered module, every parameter
+#: rendered modules whose docstrings are being completed on other branches (issue 25); they are skipped until
+#: merged, then removed from here
+PENDING = frozenset(
+    {
+        "mf_sched.policy",
+        "mf_sched.integrations.optuna",
+        "mf_sched.integrations.ray",
+        "mf_sched.curves.learning_curves",
+        "mf_sched.curves.calibration",
+        "mf_sched.policies.mf_gp_ucb",
+        "mf_sched.sim.bounds",
+        "mf_sched.racing.engine",
+        "mf_sched.racing.bias",
+        "mf_sched.racing.policy",
+        "mf_sched.racing.calibration",
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def checker():
+    """`scripts/undocumented.py` as a module (`scripts/` is not a package)."""
+    spec = importlib.util.spec_from_file_location("_undocumented", ROOT / "scripts" / "undocumented.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_PLANTED = '''
+    from dataclasses import dataclass
+
+
+    def no_args(a, b):
+        """A docstring that describes nothing."""
+
+
+    def partial(a, b):
+        """One entry of two.
+
+        Args:
+            a: the first.
+        """
+
+
+    def grouped(a, b):
+        """Two names in one entry: griffe reads one name (`a, b`), the table drops both.
+
+        Args:
+            a, b: the two.
+        """
+
+
+    def stray(a):
+        """An entry for a parameter that does not exist.
+
+        Args:
+            a: the one.
+            c: no such thing.
+        """
+
+
+    def fine(a, *args, **kwargs):
+        """Every parameter, the variadic ones with or without their stars.
+
+        Args:
+            a: the one.
+            *args: the rest.
+            kwargs: the options.
+        """
+
+
+    def _private(a):
+        """Not rendered."""
+
+
+    def no_docstring(a):
+        pass
+
+
+    @dataclass
+    class Result:
+        """A field without an entry.
+
+        Attributes:
+            x: the first.
+        """
+
+        x: int
+        y: int = 0
+
+
+    @dataclass
+    class Complete:
+        """Every field.
+
+        Attributes:
+            x: the only one.
+        """
+
+        x: int
+
+
+    class Built:
+        """A constructor argument without an entry (and a method without an Args section).
+
+        Args:
+            a: the first.
+        """
+
+        def __init__(self, a, b):
+            pass
+
+        def method(self, z):
+            """Uses `z`."""
+'''
+
+
+def test_the_parameter_checker_catches_what_it_should(checker, tmp_path):
+    (tmp_path / "planted_docs.py").write_text(textwrap.dedent(_PLANTED), encoding="utf-8")
+    module = griffe.load("planted_docs", search_paths=[str(tmp_path)], resolve_aliases=False)
+    out: list[str] = []
+    for member in module.members.values():
+        if not member.is_alias:
+            checker.check(member, out)
+    found = {line.split(": ", 2)[1]: line.split(": ", 2)[2] for line in out}
+    assert found == {
+        "planted_docs.no_args": "no Args section (['a', 'b'])",
+        "planted_docs.partial": "no entry for ['b']",
+        "planted_docs.grouped": "no entry for ['a', 'b']",
+        "planted_docs.stray": "entry for no parameter ['c']",
+        "planted_docs.Result": "no entry for ['y']",
+        "planted_docs.Built": "no entry for ['b']",
+        "planted_docs.Built.method": "no Args section (['z'])",
+    }, "\n".join(out)
+    assert sum("planted_docs.grouped" in line for line in out) == 2  # the grouped entry names no parameter either
+
+
+def test_every_rendered_parameter_and_field_has_an_entry(package, checker):
+    rendered = checker.rendered_modules()
+    stale = sorted(PENDING - set(rendered))
+    assert not stale, f"PENDING names modules that no API page renders (renamed or done?): {stale}"
+    missing = checker.undocumented([m for m in rendered if m not in PENDING], package)
+    assert not missing, (
+        f"{len(missing)} rendered objects leave parameters or fields without an Args/Attributes entry (or have an "
+        "entry naming no parameter); write one entry per parameter:\n" + "\n".join(missing)
+    )

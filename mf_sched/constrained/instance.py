@@ -65,6 +65,12 @@ class ConstrainedNoise:
 
     `kind="gaussian"`: independent `N(r_a, σ_r²)` and `N(c_{l,a}, σ_{c,l}²)` (the paper's model);
     `kind="empirical"`: one of the arm's recorded vectors, uniformly at random.
+
+    Attributes:
+        kind: `"gaussian"` or `"empirical"`.
+        sigma_reward: the reward noise's standard deviation `σ_r`, finite and > 0; `None` for `"empirical"`.
+        sigma_cost: the cost noises' standard deviations `σ_{c,l}`, one per constraint (`L` values, each finite
+            and > 0; a file may give one number for all); `None` for `"empirical"`.
     """
 
     kind: str
@@ -236,7 +242,12 @@ class ConstrainedInstance:
         return m.with_labels(self.arm_names)
 
     def hardness(self, **kwargs: Any) -> Any:
-        """The gaps and error exponents of the paper (:func:`mf_sched.constrained.mixture_hardness.hardness`)."""
+        """The gaps and error exponents of the paper (:func:`mf_sched.constrained.mixture_hardness.hardness`).
+
+        Args:
+            **kwargs: the options of :func:`~mf_sched.constrained.mixture_hardness.hardness`: `resolution` and
+                `refine_per_arm` (the instance gives the means, the noise and the known arms).
+        """
         from mf_sched.constrained.mixture_hardness import hardness
 
         if self.noise.kind != "gaussian":
@@ -264,7 +275,13 @@ class ConstrainedInstance:
     def problem(
         self, *, delta: float | None = None, budget: float | None = None, seed: int | None = None
     ) -> dict[str, Any]:
-        """The constructor ingredients of a mixture policy for this instance (pulled arms first)."""
+        """The constructor ingredients of a mixture policy for this instance (pulled arms first).
+
+        Args:
+            delta: the confidence δ, `0 < δ < 1`; `None`: the policy's default.
+            budget: the cap on the number of pulls (each pull costs 1); `None`: no cap.
+            seed: the seed of the policy's own random generator; `None`: fresh entropy.
+        """
         kn = self.known_arms
         return {
             "n_arms": self.K0,
@@ -280,7 +297,12 @@ class ConstrainedInstance:
 
     # ----------------------------------------------------------------------------- sampling
     def sample(self, arms: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One pull `[reward, costs…]` per entry of `arms` (instance arm indices), shape (n, 1 + L)."""
+        """One pull `[reward, costs…]` per entry of `arms` (instance arm indices), shape (n, 1 + L).
+
+        Args:
+            arms: integer array of instance arm indices, each in `0 .. K − 1`.
+            rng: the generator the noise (or the recorded vector) is drawn from.
+        """
         arms = np.asarray(arms, dtype=np.int64)
         if self._samples is None:
             assert self.noise.sigma_reward is not None and self.noise.sigma_cost is not None
@@ -314,7 +336,12 @@ class ConstrainedInstance:
 
     @classmethod
     def from_dict(cls, d: Any, *, name: str | None = None) -> ConstrainedInstance:
-        """Validate and build an instance from the JSON format (see the module docstring)."""
+        """Validate and build an instance from the JSON format (see the module docstring).
+
+        Args:
+            d: the parsed JSON object (keys: see the module docstring; any other key is an error).
+            name: the label used when `d` has no `name` (a file's stem when loading a file).
+        """
         allowed = {"rewards", "costs", "thresholds", "noise", "known", "samples", "arm_names", "cost_names"}
         allowed |= {"name", "source"}
         noise = d.get("noise") if isinstance(d, Mapping) else None
@@ -349,7 +376,11 @@ class ConstrainedInstance:
 
 
 def is_constrained_file(path: str | os.PathLike[str]) -> bool:
-    """True when `path` holds a constrained instance (a JSON object with a `"thresholds"` key)."""
+    """True when `path` holds a constrained instance (a JSON object with a `"thresholds"` key).
+
+    Args:
+        path: the file to look at (a missing, unreadable or non-JSON file gives False).
+    """
     try:
         data = read_instance_json(path)
     except (FileNotFoundError, ValueError):
@@ -362,6 +393,9 @@ def load_constrained_instance(path: str | os.PathLike[str]) -> ConstrainedInstan
 
     Warns (:class:`~mf_sched.sim.instance.AssumptionWarning`) when Assumption 1 fails: the optimal support
     is then not identifiable and error rates are not meaningful.
+
+    Args:
+        path: the instance JSON file (format: see the module docstring).
     """
     import warnings
 

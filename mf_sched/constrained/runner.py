@@ -88,10 +88,23 @@ class _SimView:
 class ConstrainedRunResult:
     """Outcome of one run of a mixture policy on a :class:`ConstrainedInstance`.
 
-    `output` is the recommended mixture in the instance's arm numbering; `correct` applies the
-    paper's criterion (equal supports, or both infeasible); `value` and `max_violation` evaluate the
-    recommended weights under the *true* means (expected reward; `max_l (c p)_l − c̄_l`, ≤ 0 when every
-    constraint holds); `regret = optimum value − value`.
+    Attributes:
+        policy: the policy's registered name.
+        seed: the run's index among :func:`run_many_constrained`'s seeds; `None` for a single run.
+        n_pulls: the number of pulls the policy was told.
+        cost: their cost (one per pull: the same as `n_pulls`).
+        correct: the paper's criterion: the recommended support equals the optimal one, or both are infeasible.
+        output: the recommended mixture in the instance's arm numbering (known arms included); `None` when the
+            policy recommended none.
+        stop_reason: why the run ended (:attr:`~mf_sched.sim.simulate.RunResult.stop_reason`: `"done"`,
+            `"budget"` or `"max-pulls"`).
+        reason: the recommendation's own reason (:attr:`~mf_sched.policy.Recommendation.reason`).
+        value: the expected reward `rᵀp` of the recommended weights under the true means; NaN when there is no
+            feasible recommendation.
+        regret: the optimum's value minus `value`; NaN when either is undefined.
+        max_violation: `max_l (c p)_l − c̄_l` under the true means, `≤ 0` when every constraint holds (`−inf`
+            without constraints, NaN without a feasible recommendation).
+        wall_time: the run's wall-clock time, in seconds.
     """
 
     policy: str
@@ -173,6 +186,13 @@ def constrained_policy(
 ) -> Policy:
     """Build mixture policy `name` (`"sfsr"`, `"uslp"`) for `instance` with budget `N`.
 
+    Args:
+        name: a registered mixture policy: `"sfsr"` or `"uslp"`.
+        instance: the instance; it gives the arms to pull, the thresholds, the known arms and the noise.
+        pull_budget: the policy's total number of pulls `N` (SFSR needs `N > K0`, USLP at least a pull per arm).
+        seed: the seed of the policy's own random generator; `None`: fresh entropy.
+        **params: the policy-specific arguments (e.g. SFSR's `score`), passed to its constructor.
+
     >>> from mf_sched.constrained.tang2024 import tang2024_instance
     >>> inst = tang2024_instance("D1P")
     >>> p = constrained_policy("sfsr", inst, pull_budget=20_000, seed=0, score="lagrangian")
@@ -206,6 +226,17 @@ def run_constrained(
     `fast=True` (Gaussian instances, no budget cap or pull limit) skips the per-pull protocol: each
     round's pulls are drawn as sufficient statistics (exact in distribution; see :func:`_run_fast`), so
     a run costs the same at any N — what the paper reproduction uses for its 5,000-run points.
+
+    Args:
+        policy: a fresh mixture policy for `instance` (see :func:`constrained_policy`); played in place.
+        instance: the instance the pulls are drawn from.
+        seed: seeds the observations (`None`: fresh entropy).
+        workers: pulls outstanding at once, `≥ 1`; `None`: as many as the policy hands out (a whole round).
+        completion: `"batch"` or `"random"` (see :func:`mf_sched.sim.simulate.run_policy`).
+        budget: a cap on the cost (the number of pulls) enforced by the runner; `None`: the policy's own `N`.
+        max_pulls: the most pulls to issue, `≥ 1`; `None`: no cap.
+        fast: draw each round's pulls as sufficient statistics (Gaussian instances only; needs the defaults of
+            `workers`, `completion`, `budget` and `max_pulls`).
 
     >>> from mf_sched.constrained.tang2024 import tang2024_instance
     >>> inst = tang2024_instance("D1P")
@@ -278,6 +309,11 @@ def _fast_job(
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion `k/n` (our choice: Tang et al. 2024 do not state theirs).
 
+    Args:
+        k: the number of successes, `0 ≤ k ≤ n`.
+        n: the number of trials (`≤ 0` gives `(nan, nan)`).
+        confidence: the interval's level, in `(0, 1)`.
+
     >>> lo, hi = wilson_interval(5, 100); round(lo, 4), round(hi, 4)
     (0.0215, 0.1118)
     """
@@ -295,7 +331,29 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 @dataclass
 class ConstrainedSummary:
-    """Aggregate of many runs (see :func:`run_many_constrained`)."""
+    """Aggregate of many runs (see :func:`run_many_constrained`).
+
+    Attributes:
+        policy: the policy's registered name.
+        instance: the instance's name (`None` if it has none).
+        runs: the number of runs summarised.
+        error_rate: the fraction of runs whose output was wrong (:attr:`ConstrainedRunResult.correct`).
+        error_ci95: the Wilson 95% interval `(low, high)` of `error_rate`.
+        infeasible_rate: the fraction of runs that answered "infeasible".
+        pulls_mean: the mean number of pulls of a run.
+        pulls_max: the largest number of pulls of a run.
+        regret_mean: the mean regret over the runs where it is defined (NaN if none).
+        violation_rate: the fraction of runs, among those with a feasible output, whose recommended mixture breaks
+            a constraint under the true means (by more than 1e-9).
+        outputs: how many runs gave each output: the support as a list string (e.g. `"[5, 24, 25]"`),
+            `"infeasible"` or `"none"`; most frequent first.
+        stop_reasons: how many runs ended for each :attr:`ConstrainedRunResult.stop_reason`.
+        wall_time_mean: the mean wall-clock time of a run, in seconds.
+        optimum: the instance's true optimal mixture (or the infeasible marker).
+        assumption: the instance's Assumption 1 check, as a dict.
+        params: the policy parameters the runs used (`pull_budget` included).
+        results: the individual runs (empty with `keep_results=False`).
+    """
 
     policy: str
     instance: str | None
@@ -344,7 +402,13 @@ class ConstrainedSummary:
 def summarize_constrained(
     results: list[ConstrainedRunResult], instance: ConstrainedInstance, params: Mapping[str, Any] | None = None
 ) -> ConstrainedSummary:
-    """Aggregate :class:`ConstrainedRunResult` objects."""
+    """Aggregate :class:`ConstrainedRunResult` objects.
+
+    Args:
+        results: the runs to aggregate, at least one, all of the same policy on `instance`.
+        instance: the instance they ran on (its optimum and assumption check are reported).
+        params: the policy parameters to record in :attr:`ConstrainedSummary.params`.
+    """
     n = len(results)
     errors = sum(not r.correct for r in results)
     outs = Counter(
@@ -396,6 +460,22 @@ def run_many_constrained(
     of constraint violations under the true means. Seeding is that of :func:`mf_sched.sim.simulate.run_many`
     (results do not depend on `n_jobs`). `fast=True`: sufficient-statistics simulation of whole
     rounds (Gaussian instances; exact in distribution, see :func:`run_constrained`).
+
+    Args:
+        policy: a registered mixture policy: `"sfsr"` or `"uslp"`.
+        instance: the instance every run plays.
+        pull_budget: the policy's total number of pulls `N`.
+        runs: the number of independent runs, `≥ 1`.
+        seed: the root seed; run `i` uses the `i`-th child of `SeedSequence(seed)`.
+        params: the policy-specific arguments (e.g. SFSR's `score`).
+        budget: a cost cap enforced by the runner (not with `fast`); `None`: none.
+        workers: pulls outstanding at once in each run; `None`: a whole round (not with `fast`).
+        completion: `"batch"` or `"random"` (not with `fast`).
+        max_pulls: the most pulls a run may issue; `None`: no cap (not with `fast`).
+        n_jobs: worker processes (`None`: all CPUs); 1 runs in this process.
+        progress: show a progress bar over the runs.
+        keep_results: keep the individual runs in :attr:`ConstrainedSummary.results`.
+        fast: the sufficient-statistics simulation (see above).
 
     >>> from mf_sched.constrained.tang2024 import tang2024_instance
     >>> s = run_many_constrained("uslp", tang2024_instance("D1P"), pull_budget=5_000, runs=3, progress=False)

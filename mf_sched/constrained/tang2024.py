@@ -63,6 +63,9 @@ def tang2024_instance(name: str) -> ConstrainedInstance:
     * `"H2-standin"`: a **stand-in** with the structure of H2 (Appendix A, Fig. 4): arm 0
       cheap and poor, arm 1 good and slightly infeasible, 14 identical near-boundary arms.
 
+    Args:
+        name: one of the instance names above (ValueError naming them otherwise).
+
     >>> inst = tang2024_instance("D3P")
     >>> inst.K, inst.L, inst.optimum.support, [round(w, 3) for w in inst.optimum.weights]
     (24, 2, (10, 12, 21), [0.6, 0.1, 0.3])

@@ -138,13 +138,22 @@ class MFFunction:
         return float(y[0]) if one else y
 
     def unit(self, z: Any, fidelity: int | None = None) -> Any:
-        """Evaluate at unit-cube coordinates `z` (the linear map of the paper)."""
+        """Evaluate at unit-cube coordinates `z` (the linear map of the paper).
+
+        Args:
+            z: a point `(d,)` or points `(n, d)` of the unit cube, mapped linearly onto :attr:`bounds`.
+            fidelity: the fidelity index, `0 .. M − 1`; `None`: the highest.
+        """
         Z = np.asarray(z, dtype=float)
         lo, hi = self.bounds[:, 0], self.bounds[:, 1]
         return self(lo + Z * (hi - lo), fidelity)
 
     def simple_regret(self, value: float) -> float:
-        """`f⋆ − value` (the regret of a fidelity-`M` value)."""
+        """`f⋆ − value` (the regret of a fidelity-`M` value).
+
+        Args:
+            value: a value of the highest-fidelity function `f^(M)`.
+        """
         return float(self.f_star - value)
 
 
@@ -354,8 +363,12 @@ FUNCTION_NAMES: tuple[str, ...] = tuple(_FACTORIES)
 
 
 def get_function(name: str, **options: Any) -> MFFunction:
-    """The test function `name` (one of :data:`FUNCTION_NAMES`); `options` go to its factory
-    (`park(low_fidelity=…)`, `hartmann6(delta_scale=…)`).
+    """The test function `name`, built by its factory with `options`.
+
+    Args:
+        name: one of :data:`FUNCTION_NAMES`.
+        **options: keyword arguments of the function's factory (e.g. `park(low_fidelity=…)`,
+            `hartmann6(delta_scale=…)`); the other functions take none.
 
     >>> get_function("hartmann6", delta_scale=0.1).zeta
     (0.03001, 0.02001, 0.01001, 0.0)

@@ -79,13 +79,28 @@ def n_lengthscales(kernel: str, D: int) -> int:
 
 
 def n_theta(kernel: str, D: int, fit_noise: bool) -> int:
-    """Length of `theta`: signal variance, bandwidth(s) and, when fitted, the noise variance."""
+    """Length of `theta`: signal variance, bandwidth(s) and, when fitted, the noise variance.
+
+    Args:
+        kernel: one of :data:`KERNELS` (an `-ard` kernel has one bandwidth per dimension).
+        D: the input dimension, `≥ 1`.
+        fit_noise: whether the observation-noise variance is fitted (one more entry).
+    """
     return 1 + n_lengthscales(kernel, D) + int(fit_noise)
 
 
 def theta_bounds(kernel: str, D: int, fit_noise: bool, *, signal: tuple[float, float], bandwidth: tuple[float, float],
                  noise: tuple[float, float] = (1e-8, 1.0)) -> np.ndarray:  # fmt: skip
-    """`(p, 2)` array of log-bounds for `theta` from value ranges of each kind."""
+    """`(p, 2)` array of log-bounds for `theta` from value ranges of each kind.
+
+    Args:
+        kernel: one of :data:`KERNELS`.
+        D: the input dimension, `≥ 1`.
+        fit_noise: whether the observation-noise variance is fitted (a last row for it).
+        signal: `(low, high)` of the signal variance, both > 0.
+        bandwidth: `(low, high)` of every length-scale, both > 0 (in the units of the inputs).
+        noise: `(low, high)` of the noise variance, both > 0; read only with `fit_noise`.
+    """
     rows = [np.log(signal)] + [np.log(bandwidth)] * n_lengthscales(kernel, D)
     if fit_noise:
         rows.append(np.log(noise))
@@ -94,9 +109,16 @@ def theta_bounds(kernel: str, D: int, fit_noise: bool, *, signal: tuple[float, f
 
 def sklearn_kernel(kernel: str, D: int, theta: np.ndarray, bounds: np.ndarray | None, fit_noise: bool) -> Any:
     """The scikit-learn kernel (`ConstantKernel · base [+ WhiteKernel]`) for hyper-parameters `theta`
-    (log scale, as :func:`theta_bounds` orders them) in dimension `D`; `bounds`: their search box (None:
-    fixed), `fit_noise`: `theta` ends with the log noise variance. What :func:`fit_posterior` fits, for
-    checks against scikit-learn's own `GaussianProcessRegressor`."""
+    in dimension `D`: what :func:`fit_posterior` fits, for checks against scikit-learn's own
+    `GaussianProcessRegressor`.
+
+    Args:
+        kernel: one of :data:`KERNELS`.
+        D: the input dimension, `≥ 1`.
+        theta: the log hyper-parameters, in the order of :func:`theta_bounds`.
+        bounds: their search box, `(p, 2)` log-bounds; `None`: fixed hyper-parameters.
+        fit_noise: `theta` ends with the log noise variance (a `WhiteKernel` is added).
+    """
     skgp = require_sklearn()
     K = skgp.kernels
     th = np.exp(np.asarray(theta, dtype=float))
@@ -157,6 +179,13 @@ class Posterior:
     Build it with :func:`fit_posterior`. All quantities are in the units of the `y` it was fitted on;
     the standard deviation is that of the latent function (observation noise excluded).
 
+    Args:
+        X: the `(n, D)` training inputs (`n` may be 0: the prior).
+        kernel: one of :data:`KERNELS`.
+        theta: the log hyper-parameters (signal variance, length-scale(s), then the noise variance when fitted).
+        L: the lower Cholesky factor `(n, n)` of the training covariance (noise included); `None` when `n = 0`.
+        alpha: `(K + σ²I)⁻¹ y`, shape `(n,)`; `None` when `n = 0`.
+
     Attributes:
         theta: the log hyper-parameters used.
         n: number of training points.
@@ -191,7 +220,11 @@ class Posterior:
         return np.exp(-0.5 * r2)
 
     def predict_one(self, z: np.ndarray) -> tuple[float, float]:
-        """Posterior mean and standard deviation at one point `z` (shape `(D,)`)."""
+        """Posterior mean and standard deviation at one point `z` (shape `(D,)`).
+
+        Args:
+            z: the point, in the encoding of the training inputs, shape `(D,)`.
+        """
         if not self.n:
             return 0.0, math.sqrt(self.s)
         zs = z / self._h
@@ -202,7 +235,11 @@ class Posterior:
         return float(k @ self._alpha), math.sqrt(var) if var > 0.0 else 0.0
 
     def predict(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior means and standard deviations at the rows of `Z` (shape `(m, D)`)."""
+        """Posterior means and standard deviations at the rows of `Z` (shape `(m, D)`).
+
+        Args:
+            Z: the points, in the encoding of the training inputs, shape `(m, D)` (one point `(D,)` is accepted).
+        """
         Z = np.atleast_2d(np.asarray(Z, dtype=float))
         if not self.n:
             return np.zeros(Z.shape[0]), np.full(Z.shape[0], math.sqrt(self.s))

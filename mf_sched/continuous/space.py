@@ -59,7 +59,12 @@ def _check_name(name: Any) -> str:
 
 
 def as_number(label: str, v: Any) -> float:
-    """`v` as a finite float, else ValueError naming `label` (booleans are not numbers)."""
+    """`v` as a finite float, else ValueError naming `label` (booleans are not numbers).
+
+    Args:
+        label: the name used in the error message.
+        v: the value to convert (anything `float()` accepts, except a bool).
+    """
     if isinstance(v, bool):
         raise ValueError(f"{label} must be a number, got {v!r}")
     try:
@@ -96,6 +101,12 @@ class _Range:
 @dataclass(frozen=True)
 class Float(_Range):
     """A real parameter in `[low, high]` (`low < high`); `log=True` encodes `log v` (`low > 0`).
+
+    Attributes:
+        name: the parameter's name, a non-empty string.
+        low: the smallest value, finite.
+        high: the largest value, finite and greater than `low`.
+        log: encode on a log scale (`low` must then be > 0); default linear.
 
     >>> Float("x", 0.0, 2.0).encode_value(0.5)
     0.25
@@ -139,6 +150,12 @@ class Float(_Range):
 @dataclass(frozen=True)
 class Int(_Range):
     """An integer parameter in `{low, …, high}` (`low ≤ high`); `log=True` needs `low ≥ 1`.
+
+    Attributes:
+        name: the parameter's name, a non-empty string.
+        low: the smallest value, an integer.
+        high: the largest value, an integer `≥ low`.
+        log: encode on a log scale (`low` must then be `≥ 1`); default linear.
 
     >>> d = Int("n", 1, 4)
     >>> [d.decode_value(u) for u in (0.0, 0.2, 0.5, 1.0)]
@@ -193,6 +210,11 @@ _SCALAR_TYPES = (str, int, float, bool, type(None))
 @dataclass(frozen=True)
 class Categorical:
     """One of `choices` (distinct JSON-safe scalars), one-hot encoded in `len(choices)` coordinates.
+
+    Attributes:
+        name: the parameter's name, a non-empty string.
+        choices: the values it can take: a non-empty sequence of distinct str, int, finite float, bool or `None`
+            (stored as a tuple; `1` and `True` are different choices).
 
     >>> Categorical("opt", ["sgd", "adam"]).decode_value([0.2, 0.9])
     'adam'
@@ -294,6 +316,11 @@ class SearchSpace:
     def box(cls, low: Sequence[float], high: Sequence[float], names: Sequence[str] | None = None) -> SearchSpace:
         """A box of :class:`Float` dimensions named `x0, x1, …` (or `names`).
 
+        Args:
+            low: the lower bound of each dimension.
+            high: the upper bound of each dimension, above `low`, as many as `low`.
+            names: the dimensions' names, as many as `low`; `None`: `x0, x1, …`.
+
         >>> SearchSpace.box([0, 0], [1, 2]).names
         ('x0', 'x1')
         """
@@ -323,7 +350,11 @@ class SearchSpace:
     def encode(self, params: Mapping[str, Any]) -> np.ndarray:
         """The unit-cube encoding (length :attr:`dim`) of a parameter setting (a mapping name → value).
 
-        Raises ValueError for a missing or unknown name and for a value outside its dimension."""
+        Raises ValueError for a missing or unknown name and for a value outside its dimension.
+
+        Args:
+            params: a value for every dimension, by name (no other names), each inside its dimension.
+        """
         if not isinstance(params, Mapping):
             raise ValueError(f"params must be a mapping name -> value, got {type(params).__name__}")
         missing = [n for n in self.names if n not in params]
@@ -340,7 +371,11 @@ class SearchSpace:
         return z
 
     def decode(self, z: Sequence[float] | np.ndarray) -> dict[str, Any]:
-        """The parameter setting (name → Python value) that a point of the unit cube stands for."""
+        """The parameter setting (name → Python value) that a point of the unit cube stands for.
+
+        Args:
+            z: a point of the unit cube `[0, 1]^D` (length :attr:`dim`).
+        """
         u = self._check_point(z)
         out: dict[str, Any] = {}
         for d, s in zip(self.dims, self._starts.tolist()):
@@ -350,7 +385,11 @@ class SearchSpace:
     def snap(self, z: Sequence[float] | np.ndarray) -> np.ndarray:
         """Canonical encoding of the setting(s) `z` decodes to; vectorised over rows (shape `(D,)` or
         `(n, D)`). Float coordinates are unchanged; integers move to their bin centre; categorical
-        blocks become one-hot (arg-max, first on ties)."""
+        blocks become one-hot (arg-max, first on ties).
+
+        Args:
+            z: one point `(D,)` or `n` points `(n, D)` of the encoding (not modified).
+        """
         Z = np.array(z, dtype=float, copy=True)
         one = Z.ndim == 1
         Z2 = Z.reshape(1, -1) if one else Z
@@ -370,7 +409,11 @@ class SearchSpace:
         return Z2[0] if one else Z2
 
     def to_array(self, params: Mapping[str, Any]) -> np.ndarray:
-        """The values of a numeric setting as a float vector in dimension order (no categoricals)."""
+        """The values of a numeric setting as a float vector in dimension order (no categoricals).
+
+        Args:
+            params: a value for every dimension, by name, each inside its dimension.
+        """
         if not self.numeric:
             raise ValueError("to_array needs a space without categorical dimensions")
         self.encode(params)  # validates names and ranges
@@ -392,6 +435,10 @@ class SearchSpace:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SearchSpace:
         """Inverse of :meth:`to_dict`; unknown dimension types are rejected.
+
+        Args:
+            d: the output of :meth:`to_dict` (a mapping with a `dims` list of `float`, `int` and `categorical`
+                entries), or a :class:`SearchSpace`, returned as it is.
 
         >>> s = SearchSpace([Int("k", 2, 9, log=True), Categorical("c", [1, "a", None])])
         >>> SearchSpace.from_dict(s.to_dict()) == s

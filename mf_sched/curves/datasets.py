@@ -468,7 +468,12 @@ class LCBenchSurrogate:
 
     def sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """`n` configurations drawn uniformly from the search space (log-uniform where the space is log;
-        integers rounded), as a dict of arrays."""
+        integers rounded), as a dict of arrays.
+
+        Args:
+            n: the number of configurations, `≥ 1`.
+            rng: the generator they are drawn from.
+        """
         check_int("n", n)
         out = {}
         for name, h in self.space.items():
@@ -519,7 +524,15 @@ class LCBenchSurrogate:
         batch: int = 65536,
     ) -> dict[str, np.ndarray]:
         """Surrogate outputs for every configuration at every epoch: a dict of `(n_configs, n_epochs)`
-        arrays keyed by :attr:`OUTPUTS` (`val_accuracy` as a fraction)."""
+        arrays keyed by :attr:`OUTPUTS` (`val_accuracy` as a fraction).
+
+        Args:
+            configs: the configurations: a mapping from every name of :attr:`HYPERPARAMETERS` to equal-length arrays
+                (what :meth:`sample` returns) or a non-empty sequence of mappings; each value inside the search space.
+            task: an OpenML task id among :attr:`tasks` (e.g. `"3945"`).
+            epochs: the epochs to predict at, integers in `1 .. 52`; `None`: all 52.
+            batch: the most rows sent to the model in one call (memory against speed).
+        """
         task = str(task)
         if task not in self._codes:
             raise ValueError(f"task {task!r} is unknown; accepted: {', '.join(self.tasks)}")
@@ -552,7 +565,16 @@ class LCBenchSurrogate:
     ) -> LearningCurves:
         """Learning curves of `n_configs` random configurations per task (the same configurations on
         every task), `cost` = the surrogate's cumulative time. `mode` defaults to `"min"` for
-        cross-entropies and `"max"` for accuracies."""
+        cross-entropies and `"max"` for accuracies.
+
+        Args:
+            tasks: one task id or several; `None`: all of :attr:`tasks`.
+            n_configs: the number of random configurations, `≥ 1`.
+            metric: one of :attr:`OUTPUTS` except `time`.
+            mode: `"max"` or `"min"`; `None`: from the metric (see above).
+            epochs: the epochs to read, integers in `1 .. 52`; `None`: all 52.
+            seed: seeds the configurations (`None`: fresh entropy).
+        """
         if metric not in self.OUTPUTS or metric == "time":
             raise ValueError(f"metric = {metric!r} is unknown; accepted: {', '.join(self.OUTPUTS[1:])}")
         mode = check_mode(mode if mode is not None else ("min" if "entropy" in metric else "max"))
@@ -596,7 +618,16 @@ def load_lcbench(
     seed: int | None = 0,
 ) -> LearningCurves:
     """Curves of `n_configs` random LCBench configurations per task from the surrogate (see
-    :meth:`LCBenchSurrogate.curves`)."""
+    :meth:`LCBenchSurrogate.curves`).
+
+    Args:
+        path: the surrogate's folder (default `$MF_SCHED_DATA/lcbench`; see :class:`LCBenchSurrogate`).
+        tasks: one OpenML task id or several; `None`: all 34.
+        n_configs: the number of random configurations per task, `≥ 1`.
+        metric: one of :attr:`LCBenchSurrogate.OUTPUTS` except `time`.
+        mode: `"max"` or `"min"`; `None`: `"min"` for cross-entropies, `"max"` for accuracies.
+        seed: seeds the configurations (`None`: fresh entropy).
+    """
     return LCBenchSurrogate(path).curves(tasks, n_configs=n_configs, metric=metric, mode=mode, seed=seed)
 
 
@@ -614,7 +645,19 @@ def load_source(
     n_configs: int = 200,
     seed: int | None = 0,
 ) -> LearningCurves:
-    """Load a named source with its defaults (used by the CLI); `tasks` selects tasks/problems/workloads."""
+    """Load a named source with its defaults (used by the CLI).
+
+    Args:
+        name: one of :data:`SOURCES`: `"lcbench"`, `"taskset"`, `"deepobs"` or `"algoperf"`.
+        path: the source's file or folder; `None`: its default under `$MF_SCHED_DATA`.
+        tasks: the tasks (LCBench, TaskSet), problems (DeepOBS) or workloads (AlgoPerf) to keep; `None`: the
+            loader's default (all, or `imagenet_resnet_jax` for AlgoPerf).
+        metric: the metric to read; `None`: the source's default (`val_accuracy`, `valid_loss`, `test_acc`, the
+            workload's target metric).
+        mode: `"max"` or `"min"`; `None`: from the metric.
+        n_configs: the number of random configurations per task (LCBench only).
+        seed: seeds the configurations (LCBench only).
+    """
     if name == "lcbench":
         return load_lcbench(
             path, tasks=tasks, n_configs=n_configs, metric=metric or "val_accuracy", mode=mode, seed=seed

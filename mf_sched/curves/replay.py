@@ -72,9 +72,14 @@ __all__ = ["ReplayBenchmark", "ReplayRun", "Evaluation"]
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One replayed evaluation: `score` (higher is better, what policies are told), `metric` (the
-    source's own orientation, e.g. a loss), the `cost` it took (incremental for a continued run) and the
-    replayed `seed` (index into the configuration's seeds)."""
+    """One replayed evaluation.
+
+    Attributes:
+        score: the replayed value, higher is better: what policies are told.
+        metric: the same value in the source's own orientation (e.g. a loss: `−score`).
+        cost: the cost the evaluation took: `λ(m)` for a fresh run, `λ(m) − λ(level)` for a continued one.
+        seed: the replayed seed, an index into the configuration's seeds.
+    """
 
     score: float
     metric: float
@@ -163,20 +168,31 @@ class ReplayBenchmark(Instance):
         """Build a benchmark from a learning-curve table.
 
         Args:
-            curves: the table; `rungs`, `how`, `tolerance` as in
-                :meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`.
+            curves: the learning-curve table.
+            rungs: the rungs, strictly increasing fidelities of the table (e.g. `[1, 3, 9, 27]` epochs or
+                `"1,3,9,27"`); the last is the full fidelity.
             n_arms: draw this many configurations (uniformly, without replacement, among those with a
-                complete seed); default all of them.
+                complete seed), `2 ..` that number; default all of them.
             calibration: `"holdout"` (default): estimate the ladder on the configurations not drawn as
                 arms (falls back to all, in-sample, when fewer than 20 are left); `"all"`: on every
                 configuration; or a ready :class:`~mf_sched.curves.calibration.Calibration` /
-                :class:`~mf_sched.ladder.FidelityLadder`. `quantile`, `confidence`, `cost` go to
+                :class:`~mf_sched.ladder.FidelityLadder` with these rungs.
+            quantile: the fraction of configurations ζ̂ should cover, in `(0, 1)`; passed to
+                :func:`~mf_sched.curves.calibration.calibrate` (not read with a ready calibration or ladder).
+            confidence: the level of the upper bound on that quantile, in `(0.5, 1)`; passed to
                 :func:`~mf_sched.curves.calibration.calibrate`.
-            sigma: what policies assume: a number, `"max"` (the largest per-rung
+            cost: how the rungs' costs λ are estimated, `"resource"`, `"time"` or `"auto"`; passed to
+                :func:`~mf_sched.curves.calibration.calibrate`.
+            how: how a run's value at a rung is read: `"previous"`, `"interpolate"` or `"exact"` (see
+                :meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`).
+            tolerance: relative slack for reaching a rung, `0 ≤ tolerance < 1` (see
+                :meth:`~mf_sched.curves.learning_curves.LearningCurves.values_at`).
+            sigma: what policies assume: a number > 0, `"max"` (the largest per-rung
                 `√(σ̂² + extra_noise²)`) or `"top"` (the same at the last rung only; not covering the
                 noisier early rungs).
-            extra_noise: Gaussian noise added to every observation (number or one per rung).
-            seed: for drawing the arms.
+            extra_noise: Gaussian noise added to every observation (number or one per rung, `≥ 0`).
+            seed: for drawing the arms (`None`: fresh entropy).
+            name: the benchmark's display name; `None`: `replay-<metric>-<K>x<M>`.
         """
         r = parse_fidelities(rungs, "rungs")
         rv = curves.values_at(r, how=how, tolerance=tolerance)
@@ -272,7 +288,11 @@ class ReplayBenchmark(Instance):
         return np.mean(gap <= np.asarray(self.ladder.zeta)[None, :] + 1e-12, axis=0)
 
     def metric_of(self, score: float) -> float:
-        """The source's metric for a score (`−score` for `mode="min"`)."""
+        """The source's metric for a score (`−score` for `mode="min"`).
+
+        Args:
+            score: a score (higher is better).
+        """
         return score if self.mode == "max" else -score
 
     # ------------------------------------------------------------------ sampling
@@ -281,7 +301,13 @@ class ReplayBenchmark(Instance):
         return self._seed_index[arms, j]
 
     def sample(self, arms: np.ndarray, fidelities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Independent pulls: a fresh random seed per pull, plus the extra noise (vectorised)."""
+        """Independent pulls: a fresh random seed per pull, plus the extra noise (vectorised).
+
+        Args:
+            arms: integer array of arm indices, each in `0 .. K − 1`.
+            fidelities: integer array of rung indices (`0 .. M − 1`), the same shape as `arms`.
+            rng: the generator the seeds and the extra noise are drawn from.
+        """
         arms = np.asarray(arms, dtype=np.int64)
         fids = np.asarray(fidelities, dtype=np.int64)
         seeds = self._draw_seed(arms, rng.random(arms.shape))
@@ -289,20 +315,39 @@ class ReplayBenchmark(Instance):
         return self.values[arms, seeds, fids] + self.extra_noise[fids] * z
 
     def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> _ReplaySampler:
-        """The simulator's sampler; under `"resumable"` a pull continues the same replica's run."""
+        """The simulator's sampler; under `"resumable"` a pull continues the same replica's run.
+
+        Args:
+            rng: the generator the seeds and the extra noise are drawn from.
+            block: how many uniforms and normals are pre-drawn at a time, a positive integer.
+            semantics: `"independent"` (every pull a fresh run) or `"resumable"` (a pull continues the most advanced
+                replica of the arm still below the rung; see the module docstring).
+        """
         if semantics not in ("independent", "resumable"):
             raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
         return _ReplaySampler(self, rng, block, semantics == "resumable")
 
     def evaluate(self, arm: int, fidelity: int, rng: np.random.Generator) -> Evaluation:
-        """One independent pull of `arm` at rung `fidelity`: a fresh run (random seed), cost `λ(m)`."""
+        """One independent pull of `arm` at rung `fidelity`: a fresh run (random seed), cost `λ(m)`.
+
+        Args:
+            arm: the arm, an integer in `0 .. K − 1`.
+            fidelity: the rung index, an integer in `0 .. M − 1`.
+            rng: the generator the seed and the extra noise are drawn from.
+        """
         a, m = self._check(arm, fidelity)
         s = int(self._draw_seed(np.array([a]), rng.random(1))[0])
         v = float(self.values[a, s, m] + self.extra_noise[m] * rng.standard_normal())
         return Evaluation(v, self.metric_of(v), self.ladder.costs[m], s)
 
     def start_run(self, arm: int, rng: np.random.Generator) -> ReplayRun:
-        """A training run of `arm` (a random seed) to advance rung by rung (resumable semantics)."""
+        """A training run of `arm` (a random seed) to advance rung by rung (resumable semantics).
+
+        Args:
+            arm: the arm, an integer in `0 .. K − 1`.
+            rng: the generator the seed (now) and the extra noise (at every :meth:`ReplayRun.advance`) are drawn
+                from; kept by the run.
+        """
         a, _ = self._check(arm, 0)
         s = int(self._draw_seed(np.array([a]), rng.random(1))[0])
         return ReplayRun(self, a, s, rng)
@@ -333,7 +378,14 @@ class ReplayBenchmark(Instance):
 class ReplayRun:
     """One replayed training run (a fixed seed) advanced through the rungs; see
     :meth:`ReplayBenchmark.start_run`. `advance(m)` returns the value at rung `m > level` and the
-    incremental cost `λ(m) − λ(level)`."""
+    incremental cost `λ(m) − λ(level)`.
+
+    Args:
+        bench: the benchmark the run replays.
+        arm: the arm (configuration) index, in `0 .. K − 1`.
+        seed: the replayed seed, an index into the arm's seeds.
+        rng: the generator of the extra noise.
+    """
 
     def __init__(self, bench: ReplayBenchmark, arm: int, seed: int, rng: np.random.Generator) -> None:
         self.bench, self.arm, self.seed, self.rng = bench, arm, seed, rng

@@ -174,6 +174,10 @@ def hull_fidelities(costs: Sequence[float], bias: Sequence[float]) -> tuple[int,
     Poiani et al., footnote 1); the lower hull of the rest is the largest subset on which Assumption 1
     holds with the chain's end points kept.
 
+    Args:
+        costs: the costs `λ_m` of the fidelities, > 0 and increasing.
+        bias: the bias bounds `ξ_m` (or the spreads γ), one per fidelity.
+
     >>> hull_fidelities([1, 2, 100, 1000], [1.0, 0.5, 0.45, 0.0])   # fidelity 2 lies above the chain
     (0, 1, 3)
     """
@@ -203,6 +207,11 @@ def check_assumption1(costs: Sequence[float], bias: Sequence[float], *, name: st
     For every `m ∈ [M − 1]`: `max_{k<m} (√λ_k − √λ_m)²/(ξ_m − ξ_k)² ≤ min_{k>m} (√λ_k − √λ_m)²/(ξ_m − ξ_k)²`
     — equivalently, the points `(−ξ_m, √λ_m)` form a convex chain. The report also gives the lower
     convex hull (:func:`hull_fidelities`), the subset to run IISE on when the assumption fails.
+
+    Args:
+        costs: the costs `λ_m` of the fidelities, > 0 and increasing.
+        bias: the bias bounds `ξ_m` (or the spreads γ), as many as `costs`.
+        name: the name of the bias sequence, for messages and the report (`"zeta"` or `"gamma"`).
 
     >>> check_assumption1([1, 10, 100, 1000], [1.15, 0.225, 0.0105, 0.0]).holds   # Synthetic A
     True
@@ -249,6 +258,12 @@ def iise_thresholds(
     subset and the other fidelities get `+inf` (skipped). A value ≤ 0 (only when `ξ_m = 0` for some
     `m < M`: an unbiased cheaper fidelity) is returned as 0: that phase is then the final one.
 
+    Args:
+        costs: the costs `λ_m` of the fidelities, > 0 and increasing.
+        bias: the bias bounds `ξ_m` (or the spreads γ), as many as `costs`.
+        factor: the constant `c` of Eq. 8: 4 for IISE, 2 for IISE-γ.
+        fidelities: the fidelities in use (0-based, containing the last one); `None`: all of them.
+
     >>> iise_thresholds([1, 10, 100, 1000], [1.15, 0.225, 0.0105, 0.0]).round(6).tolist()
     [1.711159, 0.396804, 0.019424, 0.0]
     """
@@ -273,9 +288,14 @@ def phase_length(alpha: float, delta: float, sigma: float) -> int | None:
     """`t = min{t ≥ 1 : 4·B(t, δ) ≤ α}`, the number of rounds a phase with threshold `α` lasts.
 
     `None` when `α ≤ 0` (the phase never switches: it is the final one); `0` when `α = +inf` (the
-    phase is skipped). `δ` is the per-(arm, fidelity) confidence `δ/(KM)`. A positive `α` so small that
+    phase is skipped). A positive `α` so small that
     the phase would last more than `2^62` rounds (`ξ_m − ξ_{m'}` at rounding-error level: fidelity `m`
     is as good as the later ones) is treated as `α = 0`: the phase is the final one.
+
+    Args:
+        alpha: the phase's threshold `α_m`, `≥ 0` or `+inf`.
+        delta: the per-(arm, fidelity) confidence `δ/(KM)`, `0 < δ < 1`.
+        sigma: the sub-Gaussian scale `σ` of the rewards, > 0.
 
     >>> phase_length(1.711159, 0.001 / (2000 * 4), 1.0)   # Synthetic A (§7: K = 2000, M = 4), phase 1
     315
@@ -451,7 +471,11 @@ class IISE(RoundPolicy):
         return float(lil_radius(t, T, self._delta_prime, self.sigma))
 
     def switch_radius(self, t: int) -> float:
-        """`B(t, δ/(KM))`, the radius the phase switch compares with `α_m/4`."""
+        """`B(t, δ/(KM))`, the radius the phase switch compares with `α_m/4`.
+
+        Args:
+            t: the number of rounds completed in the phase, `≥ 1`.
+        """
         return float(anytime_radius(t, self._delta_prime, self.sigma))
 
     def _next_round(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -540,7 +564,11 @@ class IISE(RoundPolicy):
 
     def epsilon_stop_fires(self, ts: Any) -> np.ndarray:
         """Whether the ε-stop (reconstruction) fires after rounds `ts` of the current phase (vectorised;
-        all False when `epsilon = 0`)."""
+        all False when `epsilon = 0`).
+
+        Args:
+            ts: round counts of the current phase (an integer or an array of them, `≥ 1`).
+        """
         ts = np.asarray(ts, dtype=np.int64)
         if self.epsilon <= 0:
             return np.zeros(ts.shape, dtype=bool)
@@ -552,7 +580,11 @@ class IISE(RoundPolicy):
         """Elimination thresholds after rounds `ts` (> the current `t`) of the current phase, assuming
         the active set stays as it is: an arm is eliminated after round `t` when
         `max µ̂ − µ̂_i ≥ threshold` (`2B(t) + 2ξ_m` for IISE, `2B(t) + γ_m` for IISE-γ). Vectorised.
-        Simulators use it to find the first round of a stretch in which an elimination fires."""
+        Simulators use it to find the first round of a stretch in which an elimination fires.
+
+        Args:
+            ts: round counts of the current phase, each greater than the current `t` (an integer or an array).
+        """
         ts = np.asarray(ts, dtype=np.int64)
         if self.radius_kind == "theory":
             b = anytime_radius(ts, self._delta_prime, self.sigma)
@@ -569,18 +601,21 @@ class IISE(RoundPolicy):
     def record_rounds(self, n: int, sums: Any, sumsq: Any) -> None:
         """Simulator hook: record `n` complete rounds of the current phase at once.
 
-        `sums` / `sumsq` hold, per active arm (in :attr:`active_arms` order), the sum of its `n` new
-        samples and of their squares. The caller guarantees that **no elimination fires after any of
-        these rounds** (it checks the running means against :meth:`round_thresholds`); the policy then
-        ends in exactly the state that `n` rounds of `ask_batch`/`tell_batch` with those samples
-        would give (the ε-stop and the phase switch are applied after the last round, where they can
-        first fire). This is how :mod:`mf_sched.sim.iise_runner` simulates the 10⁵–10⁹-round phases of the
-        paper's experiments with vectorised sampling; it is not part of the ask/tell protocol and is not
+        The caller guarantees that **no elimination fires after any of these rounds** (it checks the running means
+        against :meth:`round_thresholds`); the policy then ends in exactly the state that `n` rounds of
+        `ask_batch`/`tell_batch` with those samples would give (the ε-stop and the phase switch are applied after the
+        last round, where they can first fire). This is how :mod:`mf_sched.sim.iise_runner` simulates the 10⁵–10⁹-round
+        phases of the paper's experiments with vectorised sampling; it is not part of the ask/tell protocol and is not
         recorded in :attr:`history`.
 
         Raises :class:`PolicyError` (and changes nothing) when a pull of the current round is already
         issued, `n` would cross the phase switch, the ε-stop would fire before the last round, the rule
         of Eq. 3 fires after the last round, the budget cannot pay, or history is being recorded.
+
+        Args:
+            n: the number of complete rounds to record, `≥ 1`, not past the phase switch.
+            sums: per active arm (in :attr:`active_arms` order), the sum of its `n` new samples.
+            sumsq: per active arm, the sum of the squares of those samples.
         """
         if not self._at_round_boundary():
             raise PolicyError("record_rounds needs a round boundary: no pull of the current round may be issued")

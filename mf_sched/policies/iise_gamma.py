@@ -114,7 +114,11 @@ class IISEGamma(IISE):
 
     @classmethod
     def example_params(cls, instance: Any) -> dict[str, Any]:
-        """`gamma = 2ζ` (always valid) when the instance's ladder has no γ."""
+        """`gamma = 2ζ` (always valid) when the instance's ladder has no γ.
+
+        Args:
+            instance: the simulated instance the policy will run on (its ladder's γ and ζ are read).
+        """
         if instance.ladder.gamma is None:
             return {"gamma": [2.0 * z for z in instance.ladder.zeta]}
         return {}

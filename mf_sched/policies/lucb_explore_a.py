@@ -62,7 +62,11 @@ class LUCBExploreA(PriorBoundsLUCB):
     explore_name = "EXPLORE-A (UCB over fidelities)"
 
     def f_ucb(self, k: int) -> np.ndarray:
-        """The fidelity UCB index of arm `k` for every fidelity (`inf` where it has no sample)."""
+        """The fidelity UCB index of arm `k` for every fidelity (`inf` where it has no sample).
+
+        Args:
+            k: the arm, an integer in `0 .. K − 1`.
+        """
         n = self._counts[k]
         c = float(ucb1_bonus(1, max(int(n.sum()), 1), self.sigma))  # 2σ√(2 log N_k), divided by √N_k^(m) below
         f = (self.delta_hat(k) + c / np.sqrt(np.maximum(n, 1))) / self._sqrt_lam

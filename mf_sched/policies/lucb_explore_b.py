@@ -85,7 +85,11 @@ class LUCBExploreB(PriorBoundsLUCB):
         return self._committed.copy()
 
     def commit_threshold(self, n: int) -> float:
-        """`3 · 2σ √(log(L/δ)/(λ(1) n))`, what the best effectiveness must reach to commit after `n` sweeps."""
+        """`3 · 2σ √(log(L/δ)/(λ(1) n))`, what the best effectiveness must reach to commit after `n` sweeps.
+
+        Args:
+            n: the number of completed sweeps of the arm (its per-fidelity count), `≥ 1`.
+        """
         return float(3.0 * wang_beta(n, 1, self.delta, self.L, self.sigma) / self._sqrt_lam[0])
 
     def _explore(self, k: int, t: int) -> list[int]:

@@ -80,6 +80,12 @@ def default_eps(n_arms: int, budget: float, cost_top: float, rule: str = "theore
     """ε of Wang et al. (2023): `"theorem"` = Theorem 4.8's `(K log Λ / Λ)^{1/3}`; `"appendix"` = App.
     F.3's `(16 K λ(M) log(Λ/(16λ(M))) / Λ)^{1/3}` (with `µ_1 ≤ 1`).
 
+    Args:
+        n_arms: the number of arms `K`.
+        budget: the capital `Λ` (> 1 for `"theorem"`, > `16 λ(M)` for `"appendix"`).
+        cost_top: the cost `λ(M)` of the highest fidelity (read by `"appendix"` only).
+        rule: `"theorem"` (default) or `"appendix"`.
+
     >>> round(default_eps(10, 1e5, 10.0), 6)
     0.104808
     """
@@ -100,6 +106,9 @@ def default_eps(n_arms: int, budget: float, cost_top: float, rule: str = "theore
 def n_phases(eps: float) -> int:
     """Number of exploration phases: the integers `p ≥ 0` with `p < log2(2/ε)`.
 
+    Args:
+        eps: the accuracy `ε > 0`.
+
     >>> n_phases(0.25), n_phases(0.2), n_phases(2.0)
     (3, 4, 0)
     """
@@ -111,6 +120,12 @@ def elimination_schedule(budget: float, cost_top: float, eps: float, sigma: floa
     """Cumulative fidelity-M targets `n_p = ⌈(2σ)² 2^{2p} log(Λ / (2^{2p} λ(M)))⌉` (≥ 0) of every phase.
 
     `σ = ½` (rewards in [0, 1]) is Algorithm 3 exactly. With `Λ = 10⁴`, `λ(M) = 10`, `ε = 0.1`:
+
+    Args:
+        budget: the capital `Λ`, > 0.
+        cost_top: the cost `λ(M)` of the highest fidelity, > 0.
+        eps: the accuracy `ε > 0`; it sets the number of phases (:func:`n_phases`).
+        sigma: the sub-Gaussian scale `σ` of the rewards; the default `½` (rewards in `[0, 1]`) is the paper's.
 
     >>> elimination_schedule(1e4, 10.0, 0.1)
     [7, 23, 67, 176, 349]

@@ -508,7 +508,11 @@ class MFGrad(Policy):
         return float(r.value), int(r.answer)
 
     def beta(self, t: float) -> float:
-        """The stopping threshold `β(t, δ)` after `t` samples."""
+        """The stopping threshold `β(t, δ)` after `t` samples.
+
+        Args:
+            t: the number of samples in the statistic (values below 1 count as 1).
+        """
         return float(glr_threshold(max(float(t), 1.0), self.delta, self.n_arms, self._Mu, self.threshold))
 
     # ----------------------------------------------------------------------------- answers

@@ -203,7 +203,11 @@ class MFUCB(Policy):
         return B
 
     def fidelity_for(self, arm: int) -> int:
-        """Step 2 of Algorithm 1 for `arm` at the current round (0-based fidelity)."""
+        """Step 2 of Algorithm 1 for `arm` at the current round (0-based fidelity).
+
+        Args:
+            arm: the arm, an integer in `0 .. K − 1`.
+        """
         logt = math.log(self._plays + 1)
         cnt, pend = self._counts, self._pending
         for m, thr in enumerate(self._thr_list):

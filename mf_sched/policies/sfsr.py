@@ -102,6 +102,10 @@ __all__ = ["SFSR", "sfsr_psi", "sfsr_schedule"]
 def sfsr_psi(K0: int, L: int) -> float:
     """`Ψ(K0, L) = Σ_{j=1}^{K0} 1/max(2, j − L)` (eq. 7); `Ψ(K, 0)` is Successive Rejects' log-bar.
 
+    Args:
+        K0: the number of unknown (pulled) arms, `≥ 1`.
+        L: the number of constraints, `≥ 0`.
+
     >>> round(sfsr_psi(16, 1), 6), round(sfsr_psi(24, 2), 6), round(sfsr_psi(16, 0), 6)
     (3.318229, 4.190813, 2.880729)
     """
@@ -111,7 +115,13 @@ def sfsr_psi(K0: int, L: int) -> float:
 
 def sfsr_schedule(K: int, K0: int, L: int, N: int) -> np.ndarray:
     """`n_k` for `k = 0..K−1` (`n_0 = 0`): after round `k` every remaining unknown arm has been
-    pulled `n_k` times (eq. 7). Requires `N > K0` so that `n_1 ≥ 1`.
+    pulled `n_k` times (eq. 7). `N > K0` makes `n_1 ≥ 1`.
+
+    Args:
+        K: the number of arms, known ones included (there are `K − 1` rounds).
+        K0: the number of unknown (pulled) arms, `≤ K`.
+        L: the number of constraints, `≥ 0`.
+        N: the pull budget, `> K0`.
 
     >>> sfsr_schedule(16, 16, 1, 1000)[1:].tolist()
     [19, 20, 22, 23, 25, 27, 30, 33, 38, 43, 50, 60, 75, 99, 149]

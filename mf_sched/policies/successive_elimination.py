@@ -84,7 +84,11 @@ class SuccessiveElimination(ArmSumRoundPolicy):
         self._start()
 
     def radius(self, t: int) -> float:
-        """`B(t, δ/K)` after `t` rounds."""
+        """`B(t, δ/K)` after `t` rounds.
+
+        Args:
+            t: the number of completed rounds (samples per active arm), `≥ 0` (0 gives `+inf`).
+        """
         return float(anytime_radius(t, self.delta / self.n_arms, self.sigma))
 
     def _next_round(self) -> tuple[np.ndarray, np.ndarray] | None:

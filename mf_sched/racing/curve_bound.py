@@ -77,12 +77,22 @@ def design(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The feature rows of runs at a rung (vectorised): `(X, has_prev)`.
 
-    `value` / `prev` are scores (maximised) at fractions `frac` / `prev_frac` of training (`prev` NaN:
-    the run's first rung). `X` has the columns :data:`FEATURES`: 1, the *level* (the value itself, or for the
+    `X` has the columns :data:`FEATURES`: 1, the *level* (the value itself, or for the
     relative form `log(ideal − value)`) and the *slope* per log-epoch since the previous rung (for the
     relative form, as a fraction of `ideal − value`); for a first rung the slope is 0 and `has_prev` is
     False (the first-rung model over :data:`FEATURES_FIRST` applies). The slope is clipped to `±slope_clip`
     (the range the models were fitted on), so a jump never extrapolates a model.
+
+    Args:
+        value: the runs' scores (maximised, in the family's units) at the rung; a number or an array, broadcast
+            with the others.
+        prev: their scores at the previous rung; NaN for a run's first rung.
+        frac: the fraction of training of the rung, in `(0, 1]`.
+        prev_frac: the fraction of training of the previous rung (NaN, or not below `frac`: a first rung).
+        form: `"absolute"` (the level is the value) or `"relative"` (the level is `log(ideal − value)`, the slope a
+            fraction of `ideal − value`).
+        ideal: the best attainable score (maximised orientation); read by the relative form only.
+        slope_clip: the slope is clipped to `±slope_clip`, > 0.
     """
     v = np.asarray(value, dtype=float)
     p = np.asarray(prev, dtype=float)
@@ -215,7 +225,12 @@ class CurveBoundFit:
         one whose first rung is nearest the study's (in log; its first rung is read by the first-rung model, the
         others with their slope, as the study's are), provided it has at least as many rungs — joint coverage
         over more rungs needs a larger λ. `-1` when none fits (more rungs than any canonical ladder from a
-        first rung that near, or `None`): :meth:`select` then uses the largest λ over the canonical ladders."""
+        first rung that near, or `None`): :meth:`select` then uses the largest λ over the canonical ladders.
+
+        Args:
+            fractions: the study's rungs as fractions of training (values outside `(0, 1)`, e.g. the top 1.0, are
+                ignored); `None`: no ladder is known.
+        """
         if fractions is None:
             return -1
         fr = [float(f) for f in fractions if 0 < float(f) < 1]
@@ -242,8 +257,19 @@ class CurveBoundFit:
         `n_arms` (the best of fewer configurations is further from the top and improves more; the smallest
         `K` when `n_arms` is None or below the grid), the largest `alpha` at or below the one asked for
         and the largest tolerance at or below it (a smaller α or tolerance never gives a smaller λ); λ of the
-        canonical ladder that matches the rungs (:meth:`ladder_index`), or the largest over them. `offset` /
-        `scale`: how the study's scores map to the family's units (see :class:`CurveBound`)."""
+        canonical ladder that matches the rungs (:meth:`ladder_index`), or the largest over them.
+
+        Args:
+            n_arms: the number of configurations `K` of the study, `≥ 1`; `None`: open-ended (the smallest fitted
+                `K`).
+            alpha: the all-rung miss rate, in `(0, 1)` and at least the smallest of :attr:`alphas`.
+            tolerance: the relative tolerance, `0 ≤ tolerance < 1` (0: only the best run counts).
+            fractions: the study's rungs as fractions of training (below the top); `None`: the most conservative
+                canonical ladder.
+            offset: `offset` of the map `(score − offset) / scale` from the study's scores to the family's units
+                (see :class:`CurveBound`), finite.
+            scale: `scale` of that map, finite and > 0.
+        """
         alpha = check_fraction("alpha", alpha)
         if not 0 <= float(tolerance) < 1:
             raise ValueError(f"tolerance = {tolerance!r} is out of range; accepted: 0 <= tolerance < 1")
@@ -313,7 +339,11 @@ class CurveBoundFit:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CurveBoundFit:
-        """Rebuild from :meth:`to_dict` (every field validated; a file naming other features is refused)."""
+        """Rebuild from :meth:`to_dict` (every field validated; a file naming other features is refused).
+
+        Args:
+            d: a mapping as written by :meth:`to_dict` (the package data holds one per family).
+        """
         if not isinstance(d, Mapping):
             raise ValueError("a curve bound must be a mapping")
         need = ("family", "form", "n_arms", "tau", "grid", "grid_first", "hi", "med", "hi_first", "med_first",
@@ -423,8 +453,16 @@ class CurveBound:
         object.__setattr__(self, "_py", py)
 
     def gain_one(self, value: float, prev: float, frac: float, prev_frac: float) -> tuple[float, float]:
-        """`(gain, typical)` of one run (plain floats; `prev` NaN: its first rung) — the same numbers as
-        :meth:`gain` and :meth:`typical`, without NumPy's per-call overhead."""
+        """`(gain, typical)` of one run (plain floats) — the same numbers as :meth:`gain` and :meth:`typical`,
+        without NumPy's per-call overhead.
+
+        Args:
+            value: the run's score (maximised, in the study's units) at the rung.
+            prev: its score at the previous rung; NaN for the run's first rung.
+            frac: the fraction of training of the rung, in `(0, 1]`.
+            prev_frac: the fraction of training of the previous rung (NaN, or not below `frac`: read as a first
+                rung).
+        """
         lg, hi, med, lg0, hi0, med0 = self._py  # type: ignore[attr-defined]
         value, prev = (value - self.offset) / self.scale, (prev - self.offset) / self.scale
         lf = math.log(frac)
@@ -491,8 +529,17 @@ class CurveBound:
 
     def gain(self, value: Any, prev: Any, frac: Any, prev_frac: Any) -> Any:
         """The bound on the improvement still to come after a rung at fraction `frac` of training, for a run
-        with `value` there and `prev` at `prev_frac` (NaN: its first rung); in metric units, `≥ 0`.
-        `inf` (no bound: nothing is stopped there) at a fraction earlier than every fitted one."""
+        with `value` there and `prev` at `prev_frac`; in metric units, `≥ 0`. `inf` (no bound: nothing is
+        stopped there) at a fraction earlier than every fitted one.
+
+        Args:
+            value: the runs' scores (maximised, in the study's units) at the rung; a number or an array, broadcast
+                with the others.
+            prev: their scores at the previous rung; NaN for a run's first rung.
+            frac: the fraction of training of the rung, in `(0, 1]`.
+            prev_frac: the fraction of training of the previous rung (NaN, or not below `frac`: read as a first
+                rung).
+        """
         hi, med = self._quantiles(value, prev, frac, prev_frac)
         q = hi + self.lam * np.maximum(hi - med, self.w_min)
         out = np.maximum(self._to_metric(q, value), 0.0)
@@ -501,7 +548,16 @@ class CurveBound:
 
     def typical(self, value: Any, prev: Any, frac: Any, prev_frac: Any) -> Any:
         """The median improvement still to come (`q_med`), in metric units — for estimates and the promotion
-        order, never for a decision with a guarantee."""
+        order, never for a decision with a guarantee.
+
+        Args:
+            value: the runs' scores (maximised, in the study's units) at the rung; a number or an array, broadcast
+                with the others.
+            prev: their scores at the previous rung; NaN for a run's first rung.
+            frac: the fraction of training of the rung, in `(0, 1]`.
+            prev_frac: the fraction of training of the previous rung (NaN, or not below `frac`: read as a first
+                rung).
+        """
         _, med = self._quantiles(value, prev, frac, prev_frac)
         out = self._to_metric(med, value)
         return float(out) if np.ndim(out) == 0 else out
@@ -509,7 +565,17 @@ class CurveBound:
     def score(self, value: Any, prev: Any, frac: Any, prev_frac: Any, final: Any) -> Any:
         """The conformal score of an observed improvement: `(target − q_hi) / width` where the target is
         `final − value` (relative form: that over `ideal − value`, capped to [0, 1]). A run's curve exceeds
-        the bound at a rung exactly when its score there is above :attr:`lam`."""
+        the bound at a rung exactly when its score there is above :attr:`lam`.
+
+        Args:
+            value: the runs' scores (maximised, in the study's units) at the rung; a number or an array, broadcast
+                with the others.
+            prev: their scores at the previous rung; NaN for a run's first rung.
+            frac: the fraction of training of the rung, in `(0, 1]`.
+            prev_frac: the fraction of training of the previous rung (NaN, or not below `frac`: read as a first
+                rung).
+            final: the runs' observed final scores (at the top fidelity, the study's units).
+        """
         hi, med = self._quantiles(value, prev, frac, prev_frac)
         v = (np.asarray(value, dtype=float) - self.offset) / self.scale
         g = (np.asarray(final, dtype=float) - self.offset) / self.scale - v
@@ -520,7 +586,12 @@ class CurveBound:
         return float(out) if np.ndim(out) == 0 else out
 
     def raised(self, lam: float, by: Sequence[Any]) -> CurveBound:
-        """A copy with λ raised to `lam` (never lowered) because the runs `by` exceeded the bound."""
+        """A copy with λ raised to `lam` (never lowered) because the runs `by` exceeded the bound.
+
+        Args:
+            lam: the new multiplier λ; a value not above the current one returns the bound unchanged.
+            by: the runs (e.g. trial numbers) whose curves exceeded the bound; added to :attr:`raised_by` (each once).
+        """
         if not lam > self.lam:
             return self
         return dataclasses.replace(self, lam=float(lam), raised_by=tuple(dict.fromkeys((*self.raised_by, *by))))
@@ -550,7 +621,11 @@ class CurveBound:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CurveBound:
-        """Rebuild from :meth:`to_dict` (validated)."""
+        """Rebuild from :meth:`to_dict` (validated).
+
+        Args:
+            d: a mapping as written by :meth:`to_dict` (e.g. a study's saved race state).
+        """
         if not isinstance(d, Mapping):
             raise ValueError("a curve bound must be a mapping")
         try:
@@ -607,6 +682,9 @@ def shipped_curve_bound(family: str) -> CurveBoundFit:
     `"loss"`: non-negative losses, relative to the ideal 0), made by `python -m benchmarks.curve_bound`
     from LCBench, TaskSet, DeepOBS and AlgoPerf curves; its provenance (sources, tasks, held-out coverage per
     task and per left-out source) is in `provenance`.
+
+    Args:
+        family: the metric family, one of :func:`curve_bound_families` (`"unit"` or `"loss"`).
 
     >>> sorted(curve_bound_families())
     ['loss', 'unit']

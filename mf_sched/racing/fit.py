@@ -78,6 +78,10 @@ def canonical_ladder(first: float, eta: float = 3.0) -> tuple[float, ...]:
     """The rungs below the top of a geometric ladder from `first`: `first · η^k` while below `1/√η` (as
     :func:`mf_sched.integrations._common.auto_resources` drops a rung within `√η` of the top).
 
+    Args:
+        first: the first rung, as a fraction of training in `(0, 1)`.
+        eta: the reduction factor `η > 1` between rungs (3: Hyperband's).
+
     >>> [round(f, 3) for f in canonical_ladder(0.02)], [round(f, 3) for f in canonical_ladder(1 / 9)]
     ([0.02, 0.06, 0.18, 0.54], [0.111, 0.333])
     """
@@ -98,6 +102,10 @@ MIN_TASKS = 5
 def best_of_k_weights(final: Any, n_arms: int) -> np.ndarray:
     """`P(configuration is the best of a uniformly random K-subset)` by `final` value (ties: by position).
 
+    Args:
+        final: the configurations' final values (maximised), one per configuration.
+        n_arms: the subset size `K`, `≥ 1` (capped at the number of configurations).
+
     >>> best_of_k_weights([0.1, 0.3, 0.2], 2).round(3).tolist()
     [0.0, 0.667, 0.333]
     """
@@ -117,6 +125,12 @@ def best_of_k_weights(final: Any, n_arms: int) -> np.ndarray:
 def quantile_regression(X: np.ndarray, y: np.ndarray, tau: float, weights: np.ndarray | None = None) -> np.ndarray:
     """Weighted linear quantile regression at level `tau`: `argmin_b Σ w_i ρ_tau(y_i − X_i b)` as the linear
     program of Koenker & Bassett (1978), solved by HiGHS.
+
+    Args:
+        X: the design matrix, `(n, p)`.
+        y: the responses, `(n,)`.
+        tau: the quantile level, in `(0, 1)` (0.5: the median).
+        weights: a weight `≥ 0` per row (rows of weight 0 are left out); `None`: equal weights.
 
     >>> X = np.c_[np.ones(5), np.arange(5.0)]
     >>> quantile_regression(X, 2 + 3 * np.arange(5.0), 0.5).round(6).tolist()
@@ -144,10 +158,17 @@ def observed_runs(
 
     `curves` is a :class:`~mf_sched.curves.learning_curves.LearningCurves` with fidelities as fractions of each
     run (:meth:`~mf_sched.curves.learning_curves.LearningCurves.to_fraction`). Where a configuration has several
-    seeds one is drawn at random (an observed run carries its seed noise); `noise` adds Gaussian noise of that
-    standard deviation (for curves that are means, e.g. a surrogate's). A fraction that fewer than 90% of a task's
-    configurations reach (a run that first reports at 2% has no value at 1%) is NaN for the whole task; the
-    configurations without a value at the task's other fractions are left out."""
+    seeds one is drawn at random (an observed run carries its seed noise); `noise` is for curves that are means,
+    e.g. a surrogate's. A fraction that fewer than 90% of a task's configurations reach (a run that first reports
+    at 2% has no value at 1%) is NaN for the whole task; the configurations without a value at the task's other
+    fractions are left out.
+
+    Args:
+        curves: the learning curves, with fidelities as fractions of each run.
+        fractions: the fractions of training to read, increasing; the last is the final value (1.0).
+        seed: seeds the choice of seeds and the added noise.
+        noise: the standard deviation of the Gaussian noise added to every value, `≥ 0`; 0 adds none.
+    """
     rv = curves.values_at(list(fractions))
     sc = rv.score  # (configs, seeds, fractions)
     rng = np.random.default_rng(seed)
@@ -238,7 +259,16 @@ def ladder_scores(
     bound: CurveBound, obs: np.ndarray, fractions: Sequence[float], ladder: Sequence[float]
 ) -> np.ndarray:
     """Every configuration's score on a ladder: the largest normalised exceedance over its rungs
-    (:meth:`CurveBound.score`); its curve stays within the bound at every rung iff the score is `≤ λ`."""
+    (:meth:`CurveBound.score`); its curve stays within the bound at every rung iff the score is `≤ λ`.
+
+    Args:
+        bound: the bound of the study (e.g. from
+            :meth:`~mf_sched.racing.curve_bound.CurveBoundFit.select`).
+        obs: one task's observed scores (maximised), `(configurations, fractions)`, the last column the final value
+            (:func:`observed_runs`).
+        fractions: the fractions of training of the columns of `obs`.
+        ladder: the rungs (fractions below 1), each among `fractions`.
+    """
     fr = np.asarray(fractions, dtype=float)
     s = np.full(obs.shape[0], -np.inf)
     final = obs[:, -1]
@@ -440,7 +470,21 @@ def miss_rate(
 
     Returns the mean over tasks of the worst rate over the ladders a task reaches (`per_task=True`: the
     per-task worst rates, NaN for a task that reaches no ladder); `by_ladder=True`: the mean over tasks for each
-    ladder instead, `(len(fit.ladders),)` (NaN for a ladder no task reaches)."""
+    ladder instead, `(len(fit.ladders),)` (NaN for a ladder no task reaches).
+
+    Args:
+        fit: the fitted bound to evaluate.
+        tasks: per task, observed scores (maximised) `(configurations, fractions)` (:func:`observed_runs`);
+            incomplete configurations are left out, a task with fewer than 2 is skipped.
+        fractions: the fractions of training of the columns, the last 1.0.
+        n_arms: the study size `K` (a task with fewer configurations is a study of all of them).
+        alpha: the all-rung miss rate the bound is selected for, in `(0, 1)`.
+        tolerance: the relative tolerance the bound is selected for, `0 ≤ tolerance < 1`.
+        draws: the random `K`-subsets drawn per task and ladder.
+        seed: seeds the draws.
+        per_task: return the per-task worst rates instead of their mean.
+        by_ladder: return the mean over tasks for each ladder instead (takes precedence over `per_task`).
+    """
     fr = np.asarray(fractions, dtype=float)
     rng = np.random.default_rng(seed)
     table = np.full((len(tasks), len(fit.ladders)), np.nan)

@@ -68,11 +68,19 @@ def next_job(
 ) -> tuple[str, Hashable, int] | None:
     """The next unit of work: `(kind, run, rung to train it to)` with `kind` `"promote"`, `"start"` or
     `"resume"`, or None when nothing can be handed out now (every run that can still win is busy, or the race
-    is over). `fresh`: configurations not yet evaluated, in the order to start them; `busy`: runs in flight
-    (or runs not to schedule). `schedule="best-first"` starts every configuration first, then resumes
-    best-first. `promote=False` skips step 1 for objectives that cannot resume a run (an ordinary Optuna
-    objective trains from scratch: there ASHA promotes a run as it reports, never later, as Optuna's
-    `SuccessiveHalvingPruner` does)."""
+    is over).
+
+    Args:
+        engine: the study's racing engine (its runs, values and statuses are read, never changed).
+        eta: ASHA's reduction factor `η > 1`: a run in the best `max(1, ⌊n_m / η⌋)` at its rung is promoted.
+        fresh: the configurations not yet evaluated, in the order to start them.
+        busy: runs in flight (or runs not to schedule); never handed out.
+        schedule: `"anytime"` (this module's order) or `"best-first"` (every configuration started first, then
+            resumed best-first).
+        promote: run step 1 (ASHA's promotions). `False` for objectives that cannot resume a run (an ordinary
+            Optuna objective trains from scratch: there ASHA promotes a run as it reports, never later, as
+            Optuna's `SuccessiveHalvingPruner` does).
+    """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule = {schedule!r} is unknown; accepted: {', '.join(map(repr, SCHEDULES))}")
     busy_set = set(busy)

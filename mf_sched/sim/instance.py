@@ -74,10 +74,16 @@ def _pos_float(name: str, v: Any) -> float:
 
 @dataclass(frozen=True)
 class NoiseSpec:
-    """How a simulated instance draws observations.
+    """How a simulated instance draws observations: `kind` says which of the other fields it uses.
 
-    `kind` is `"gaussian"` (`sigma`), `"bernoulli"` or `"truncated_gaussian"` (`sigma`,
-    `truncate_at`, optional `sigma_proxy` that policies assume; default `sigma`).
+    Attributes:
+        kind: `"gaussian"`, `"bernoulli"` (observations in `{0, 1}`, means in `[0, 1]`) or
+            `"truncated_gaussian"`.
+        sigma: the standard deviation of the Gaussian noise (before truncation), finite and > 0; `None` for
+            `"bernoulli"`.
+        truncate_at: `a`: the noise is redrawn until it lies in `[−a, a]`; finite and > 0, `"truncated_gaussian"`
+            only (`None` otherwise).
+        sigma_proxy: the sub-Gaussian scale policies assume for `"truncated_gaussian"`; `None` means `sigma`.
     """
 
     kind: str
@@ -139,9 +145,13 @@ class NoiseSpec:
 class AssumptionReport:
     """Result of :meth:`Instance.check_assumptions`.
 
-    `violations` lists `(arm, fidelity, |µ(m) − µ(M)|, ζ(m))` for every pair that breaks the bias
-    bound; `gamma_violations` lists `(fidelity, realised spread, γ(m))` where the realised
-    `max_i ξ_{i,m} − min_i ξ_{i,m}` exceeds the instance's γ.
+    Attributes:
+        violations: `(arm, fidelity, |µ(m) − µ(M)|, ζ(m))` for every pair that breaks the bias bound (0-based
+            indices); empty when all arms satisfy it.
+        gamma_violations: `(fidelity, realised spread, γ(m))` for every fidelity where the realised
+            `max_i ξ_{i,m} − min_i ξ_{i,m}` exceeds the instance's γ; empty without a γ.
+        unique_best: whether exactly one arm has the highest true mean (best-arm identification is ill-posed
+            otherwise).
     """
 
     violations: list[tuple[int, int, float, float]] = field(default_factory=list)
@@ -267,7 +277,13 @@ class Instance:
     def problem(
         self, *, delta: float | None = None, budget: float | None = None, seed: int | None = None
     ) -> dict[str, Any]:
-        """The ingredients :func:`mf_sched.registry.build_policy` needs to build a policy for this instance."""
+        """The ingredients :func:`mf_sched.registry.build_policy` needs to build a policy for this instance.
+
+        Args:
+            delta: the confidence δ for δ-correct policies, `0 < δ < 1`; `None`: the policy's default.
+            budget: the cost cap Λ (in units of the ladder's costs); `None`: no cap.
+            seed: the seed of the policy's own random generator; `None`: fresh entropy.
+        """
         return {
             "n_arms": self.K,
             "ladder": self.ladder,
@@ -279,7 +295,11 @@ class Instance:
 
     # ----------------------------------------------------------------------------- checks
     def check_assumptions(self, atol: float = 1e-12) -> AssumptionReport:
-        """Check `|µ_k^(m) − µ_k^(M)| ≤ ζ(m)` for all (k, m), γ if given, and uniqueness of the best arm."""
+        """Check `|µ_k^(m) − µ_k^(M)| ≤ ζ(m)` for all (k, m), γ if given, and uniqueness of the best arm.
+
+        Args:
+            atol: the absolute tolerance: a gap counts as a violation only when it exceeds the bound by more.
+        """
         zeta = np.asarray(self.ladder.zeta)
         bias = self.means - self.true_means[:, None]
         gap = np.abs(bias)
@@ -295,7 +315,13 @@ class Instance:
 
     # ----------------------------------------------------------------------------- sampling
     def sample(self, arms: np.ndarray, fidelities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One independent observation per (arm, fidelity) pair (vectorised)."""
+        """One independent observation per (arm, fidelity) pair (vectorised).
+
+        Args:
+            arms: integer array of arm indices, each in `0 .. K − 1`.
+            fidelities: integer array of fidelity indices (`0 .. M − 1`), the same shape as `arms`.
+            rng: the generator the noise is drawn from.
+        """
         mu = self.means[arms, fidelities]
         kind = self.noise.kind
         if kind == "gaussian":
@@ -331,7 +357,16 @@ class Instance:
         `ζ_m = b_m + γ_m/2` and `µ_{i,m} = µ_{i,M} − b_m + U(−γ_m/2, γ_m/2)`, so every arm satisfies
         `|µ_{i,m} − µ_{i,M}| ≤ ζ_m` and the realised bias spread is at most `γ_m` (the released code
         built arm 1 from arm 0 and forgot `b_m` for the other arms). Gaussian noise with `sigma`.
-        `min_gap` re-draws until the best and second-best true means differ by at least it.
+
+        Args:
+            n_arms: the number of arms `K`, `≥ 1`.
+            costs: the costs `λ(1) < … < λ(M)` of the fidelities, > 0 and strictly increasing.
+            offsets: the bias offsets `b_m`, one per fidelity, with `b_M = 0`.
+            gamma: the bias spreads `γ_m ≥ 0`, one per fidelity, with `γ_M = 0` (stored as the ladder's γ).
+            sigma: the standard deviation of the Gaussian observation noise, > 0.
+            min_gap: the smallest accepted difference between the best and the second-best true mean (the means are
+                re-drawn until it holds); 0 accepts any draw.
+            seed: seeds the draw (`None`: fresh entropy).
 
         >>> inst = Instance.synthetic(50, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=0)
         >>> inst.K, inst.M, inst.check_assumptions().ok
@@ -363,10 +398,15 @@ class Instance:
     def sampler(self, rng: np.random.Generator, block: int = 4096, *, semantics: str = "independent") -> Sampler:
         """A fast one-at-a-time sampler drawing its noise from `rng` in blocks (see :class:`Sampler`).
 
-        `semantics` is the observation model the simulator runs (`"independent"` or `"resumable"`,
-        see :func:`mf_sched.sim.simulate.run_policy`). A simulated instance draws independent observations in
-        both (its means carry no per-run state); subclasses that replay real training runs
-        (:class:`mf_sched.curves.replay.ReplayBenchmark`) continue the same run under `"resumable"`.
+        A simulated instance draws independent observations under both `semantics` (its means carry no per-run
+        state); subclasses that replay real training runs (:class:`mf_sched.curves.replay.ReplayBenchmark`)
+        continue the same run under `"resumable"`.
+
+        Args:
+            rng: the generator the noise is drawn from.
+            block: how many draws are generated at a time, a positive integer.
+            semantics: the observation model the simulator runs, `"independent"` or `"resumable"` (see
+                :func:`mf_sched.sim.simulate.run_policy`).
         """
         if semantics not in ("independent", "resumable"):
             raise ValueError(f"semantics = {semantics!r} is unknown; accepted: 'independent', 'resumable'")
@@ -392,7 +432,13 @@ class Instance:
 
     @classmethod
     def from_dict(cls, d: Any, *, name: str | None = None) -> Instance:
-        """Validate and build an instance from the JSON format (see the module docstring)."""
+        """Validate and build an instance from the JSON format (see the module docstring).
+
+        Args:
+            d: the parsed JSON object: `means`, `costs`, `zeta`, `noise` (required), `gamma`, `resources`, `source`,
+                `name` (optional); any other key is an error.
+            name: the label used when `d` has no `name` (a file's stem when loading a file).
+        """
         allowed = {"means", "costs", "zeta", "gamma", "noise", "source", "name", "resources"}
         check_instance_keys(d, "instance", allowed, ("means", "costs", "zeta", "noise"))
         means = d["means"]
@@ -417,6 +463,12 @@ def check_instance_keys(d: Any, what: str, allowed: set[str], required: Sequence
     `source` / `name` strings when present (ValueError naming `what` and the key). Shared by every
     instance kind.
 
+    Args:
+        d: the parsed JSON value to check.
+        what: the name of the object in error messages (e.g. `"instance"`).
+        allowed: every key the object may have.
+        required: the keys it must have.
+
     >>> check_instance_keys({"means": [], "colour": 1}, "instance", {"means"}, ("means",))
     Traceback (most recent call last):
     ...
@@ -438,6 +490,11 @@ def check_instance_keys(d: Any, what: str, allowed: set[str], required: Sequence
 def check_numbers(name: str, v: Any, path: str = "") -> None:
     """Every leaf of a nested JSON list is a real number (bools and strings are rejected, naming the place).
 
+    Args:
+        name: the field's name in error messages.
+        v: the value: a number or a (nested) list of numbers.
+        path: the index path of `v` inside the field, prefixed to error messages (used by the recursion).
+
     >>> check_numbers("means", [[0.1, 0.2], [0.3, "x"]])
     Traceback (most recent call last):
     ...
@@ -452,7 +509,12 @@ def check_numbers(name: str, v: Any, path: str = "") -> None:
 
 def build_from_file(path: str | os.PathLike[str], from_dict: Callable[..., T]) -> T:
     """`from_dict(data, name=<file stem>)` on the file's JSON (:func:`read_instance_json`); a ValueError
-    names the file. Shared by every instance kind."""
+    names the file. Shared by every instance kind.
+
+    Args:
+        path: the instance file.
+        from_dict: the builder of the instance kind, called as `from_dict(data, name=stem)`.
+    """
     p = Path(path)
     data = read_instance_json(p)
     try:
@@ -466,6 +528,9 @@ def read_instance_json(path: str | os.PathLike[str]) -> Any:
 
     Raises FileNotFoundError when missing and ValueError (naming the file) when it is a directory (or not a
     regular file), too large or not JSON.
+
+    Args:
+        path: the instance file (at most 256 MiB of UTF-8 JSON).
     """
     p = Path(path)
     if p.is_dir():
@@ -488,6 +553,10 @@ def load_instance(path: str | os.PathLike[str], *, warn: bool = True) -> Instanc
 
     Raises ValueError (naming the field) on malformed content; warns with :class:`AssumptionWarning`
     when some arms violate the bias bound (see :meth:`Instance.check_assumptions`).
+
+    Args:
+        path: the instance JSON file (format: see the module docstring).
+        warn: warn with :class:`AssumptionWarning` when the instance breaks its model assumptions (on by default).
     """
     p = Path(path)
     inst = build_from_file(p, Instance.from_dict)
@@ -516,7 +585,11 @@ def published_instances() -> list[str]:
 
 def published_instance_path(name: str) -> Path:
     """The file of the shipped published instance `name` (see :func:`published_instances`); ValueError naming
-    the accepted names otherwise."""
+    the accepted names otherwise.
+
+    Args:
+        name: a name from :func:`published_instances` (a trailing `.json` is accepted).
+    """
     names = published_instances()
     if not isinstance(name, str) or name.removesuffix(".json") not in names:
         raise ValueError(f"name = {name!r} is not a published instance; accepted: {', '.join(names)}")
@@ -525,6 +598,11 @@ def published_instance_path(name: str) -> Path:
 
 def published_instance(name: str, *, warn: bool = True) -> Instance:
     """A published instance shipped with mf-sched, loaded and validated as :func:`load_instance` does.
+
+    Args:
+        name: a name from :func:`published_instances` (a trailing `.json` is accepted).
+        warn: warn with :class:`AssumptionWarning` when the instance breaks its model assumptions (some published
+            instances do; on by default).
 
     >>> inst = published_instance("poiani2024-5x2")
     >>> inst.K, inst.M, inst.best_arm, inst.source.split(" (NeurIPS)")[0]
@@ -537,6 +615,11 @@ class Sampler:
     """Draws observations of an :class:`Instance` one at a time, fast: the noise is generated by
     :meth:`Instance.sample` in blocks of `block` draws (at a fixed reference arm) and handed out in
     order, so a simulation's per-pull overhead stays in the microseconds. Deterministic given `rng`.
+
+    Args:
+        instance: the instance whose observations are drawn.
+        rng: the generator the noise is drawn from (the sampler is deterministic given it).
+        block: how many noise draws are generated at a time, a positive integer.
 
     >>> inst = Instance([[0.25]], FidelityLadder([1]), {"kind": "bernoulli"})
     >>> s = inst.sampler(np.random.default_rng(0))

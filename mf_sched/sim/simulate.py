@@ -70,6 +70,9 @@ class PolicyStalledError(RuntimeError):
 class ResumableMeter:
     """Cost of the *resumable runs* semantics: per arm, replicas advancing through fidelities.
 
+    Args:
+        ladder: the fidelity ladder whose costs `λ(m)` are charged (anything with a `costs` sequence).
+
     >>> from mf_sched import FidelityLadder
     >>> meter = ResumableMeter(FidelityLadder([1, 3, 9], [0.2, 0.1, 0.0]))
     >>> [meter.charge(0, m) for m in (0, 1, 2, 0)]   # one run advanced 0→1→2, then a new replica
@@ -100,7 +103,30 @@ class ResumableMeter:
 
 @dataclass
 class RunResult:
-    """Outcome of one simulated run."""
+    """Outcome of one simulated run.
+
+    Attributes:
+        policy: the policy's registered name.
+        seed: the run's index among :func:`run_many`'s seeds; `None` for a single :func:`run_policy` call.
+        cost: the λ-cost of the pulls the policy was told (independent-pulls accounting).
+        n_pulls: the number of pulls the policy was told.
+        recommendation: the policy's recommendation at the end of the run.
+        correct: whether the recommended arm is right (:func:`is_correct` within :func:`tolerance`); `False`
+            without a recommendation.
+        stop_reason: why the run ended: `"done"` (the policy finished), `"budget"` (the next pull would exceed
+            the budget, the runner's or the policy's) or `"max-pulls"` (the pull cap).
+        simple_regret: the best true mean minus the recommended arm's true mean; NaN without a recommendation.
+        regret_kandasamy: `Λ µ⋆ − Σ_t λ(m_t) µ_{I_t}` over the told pulls (Kandasamy et al. 2016, Eq. 1), with
+            the capital `Λ` the runner's budget, else the policy's, else the cost spent.
+        regret_wang: `(Λ/λ(1)) µ⋆ − Σ_t µ_{I_t}` over the told pulls (Wang et al. 2023, Eq. 9), same `Λ`.
+        pulls_per_fidelity: the number of told pulls at each fidelity, `M` counts.
+        resumable_cost: the cost under the *resumable runs* semantics (:class:`ResumableMeter`); `None` under
+            `semantics="independent"`.
+        wall_time: the run's wall-clock time, in seconds.
+        trace: with `run_policy(..., trace=True)`: `(arms, fidelities)` of the pulls in the order they were
+            issued (pulls the runner gave back are left out), for :func:`regret_curve`; `None` otherwise. Not part
+            of :meth:`to_dict`.
+    """
 
     policy: str
     seed: int | None
@@ -115,8 +141,6 @@ class RunResult:
     pulls_per_fidelity: list[int]
     resumable_cost: float | None = None
     wall_time: float = 0.0
-    #: with ``run_policy(..., trace=True)``: ``(arms, fidelities)`` of the pulls in the order they were
-    #: issued (pulls the runner gave back are left out); not part of :meth:`to_dict`
     trace: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,7 +163,11 @@ class RunResult:
 
 def tolerance(policy: Policy) -> float:
     """The gap within which an answer counts as correct: the policy's `epsilon` (its target is an
-    `ε`-optimal arm, e.g. LUCB1 or IISE with `epsilon > 0`), else 0."""
+    `ε`-optimal arm, e.g. LUCB1 or IISE with `epsilon > 0`), else 0.
+
+    Args:
+        policy: the policy whose `epsilon` attribute is read (a number > 0 counts; anything else means 0).
+    """
     eps = getattr(policy, "epsilon", None)
     return float(eps) if isinstance(eps, (int, float)) and not isinstance(eps, bool) and eps > 0 else 0.0
 
@@ -148,6 +176,11 @@ def is_correct(arm: int | None, instance: Instance, epsilon: float = 0.0) -> boo
     """Whether recommending `arm` is right on `instance`: its true mean is within `epsilon` of the best
     one. With `epsilon = 0` every arm of a tie for the best is right (an instance with tied best arms has
     several correct answers, e.g. for Successive Halving), and only those.
+
+    Args:
+        arm: the recommended arm (`0 .. K − 1`), or `None` (never correct).
+        instance: the instance whose true means decide.
+        epsilon: the tolerance on the gap to the best true mean, `≥ 0` (0: only a best arm is correct).
 
     >>> from mf_sched.ladder import FidelityLadder
     >>> inst = Instance([[0.5], [0.7], [0.7]], FidelityLadder([1.0]), {"kind": "bernoulli"})
@@ -172,6 +205,11 @@ def check_stopping(policy: Policy, instance: Instance, *, capped: bool) -> None:
     fixed-confidence policy that nothing but its stopping rule can end (:attr:`~mf_sched.policy.Policy.open_ended`)
     on an instance whose best arms are tied gets that warning at once, unless the run is `capped` (a
     budget or a pull cap).
+
+    Args:
+        policy: the policy about to run; its `stall_warning_pulls` is set to `None`.
+        instance: the instance it runs on.
+        capped: whether a budget or a pull cap will end the run anyway (then no warning).
 
     >>> import warnings
     >>> from mf_sched import FidelityLadder
@@ -209,8 +247,20 @@ def run_policy(
 ) -> RunResult:
     """Play `policy` on `instance` until it is done, the budget is spent, or `max_pulls` pulls.
 
-    With `trace=True` the result keeps the issued pulls in issue order (:attr:`RunResult.trace`), for
-    :func:`regret_curve`.
+    Args:
+        policy: a fresh policy for `instance`'s arms and fidelities (see :func:`policy_for`); it is played in
+            place.
+        instance: the simulated instance the observations are drawn from.
+        budget: the cost cap of the run (finite, > 0): no pull is issued that would take the committed cost
+            above it; `None`: the policy's own budget, if any, is all there is.
+        workers: how many pulls may be outstanding at once, `≥ 1`; `None`: as many as the policy hands out.
+        completion: `"random"` (one outstanding pull completes at a time, chosen uniformly) or `"batch"` (all
+            outstanding pulls complete together); see the module docstring.
+        semantics: `"independent"` (every pull a fresh sample) or `"resumable"` (also meter the cost of
+            resumable runs, :attr:`RunResult.resumable_cost`).
+        seed: seeds the observations and the completion order (`None`: fresh entropy); the policy has its own.
+        max_pulls: the most pulls to issue, `≥ 1`; `None`: no cap.
+        trace: keep the issued pulls in issue order (:attr:`RunResult.trace`).
 
     Example:
         >>> from mf_sched import policy_for
@@ -347,6 +397,12 @@ def regret_curve(instance: Instance, arms: Any, fidelities: Any, capitals: Any) 
     (Wang's Elimination) needs one run per capital. At the run's own budget the values equal
     :attr:`RunResult.regret_kandasamy` and :attr:`RunResult.regret_wang`.
 
+    Args:
+        instance: the instance whose true means and costs define the regrets.
+        arms: the arm of each play, in play order (integers in `0 .. K − 1`).
+        fidelities: the fidelity of each play (integers in `0 .. M − 1`), as many as `arms`.
+        capitals: the capitals `Λ` to evaluate at, finite and `≥ 0` (in units of the ladder's costs).
+
     >>> from mf_sched.ladder import FidelityLadder
     >>> inst = Instance([[0.2, 0.4], [0.6, 0.8]], FidelityLadder([1.0, 10.0], [0.2, 0.0]), {"kind": "bernoulli"})
     >>> c = regret_curve(inst, [0, 1, 1], [0, 1, 0], [1, 11, 12, 100])
@@ -390,15 +446,23 @@ def policy_for(
 ) -> Policy:
     """Build registered policy `name` for `instance` (its arms, ladder and noise model).
 
+    Passing `n_arms`, `ladder`, `noise`, `delta`, `budget` or `seed` among the policy parameters is a
+    ValueError that says so (not a TypeError about a duplicate keyword).
+
+    Args:
+        name: a registered policy name (see :func:`mf_sched.registry.list_policies`).
+        instance: the instance the policy is for; it gives `n_arms`, `ladder` and `noise`.
+        delta: the confidence δ, `0 < δ < 1`; `None`: the policy's default.
+        budget: the policy's cost cap (in units of the ladder's costs); `None`: none.
+        seed: the seed of the policy's own random generator; `None`: fresh entropy.
+        **params: the policy-specific arguments, passed to its constructor (not `n_arms`, `ladder`, `noise`,
+            `delta`, `budget` or `seed`).
+
     >>> from mf_sched.sim.instance import Instance
     >>> from mf_sched.ladder import FidelityLadder
     >>> inst = Instance([[0.2], [0.8]], FidelityLadder([1.0]), {"kind": "bernoulli"})
     >>> policy_for("lucb1", inst, delta=0.1).n_arms
     2
-
-    `delta`, `budget` and `seed` are keyword arguments of their own; `n_arms`, `ladder` and
-    `noise` come from the instance. Passing any of them among the policy parameters is a ValueError
-    that says so (not a TypeError about a duplicate keyword).
     """
     check_params(params)
     return build_policy(name, instance.problem(delta=delta, budget=budget, seed=seed), **params)
@@ -409,7 +473,11 @@ _OWN_ARGUMENTS = ("delta", "budget", "seed")
 
 
 def check_params(params: Mapping[str, Any]) -> None:
-    """Reject policy parameters that :func:`policy_for` sets itself (see there)."""
+    """Reject policy parameters that :func:`policy_for` sets itself (see there).
+
+    Args:
+        params: the policy parameters given by the user.
+    """
     for key in params:
         if key in _FROM_INSTANCE:
             raise ValueError(f"parameter {key!r} is set by the instance; it cannot be passed as a policy parameter")
@@ -426,7 +494,39 @@ PolicyFactory = Callable[[Instance, int], Policy]
 
 @dataclass
 class Summary:
-    """Aggregate of many runs of one policy on one instance (see :func:`run_many`)."""
+    """Aggregate of many runs of one policy on one instance (see :func:`run_many`).
+
+    Attributes:
+        policy: the policy's registered name.
+        runs: the number of runs summarised.
+        delta: the confidence δ the runs used (the policy's default when none was given, if all runs report
+            the same); `None` for a policy without one.
+        error_rate: the fraction of runs whose recommendation was wrong (:attr:`RunResult.correct`).
+        cost_mean: the mean λ-cost of a run.
+        cost_ci95: the half-width of the 95% Student-t confidence interval of `cost_mean`; NaN for one run.
+        cost_median: the median cost of a run.
+        cost_std: the standard deviation of the costs (ddof 1); NaN for one run.
+        lower_bound: the instance's cost lower bound at `delta` (Wang et al. 2023 Thm 3.1 / Poiani et al. 2022
+            Thm 1); `None` when skipped or undefined (see `lower_bound_note`).
+        recommendations: how many runs recommended each arm (keys are arm indices as strings, `"none"` for no
+            recommendation), most frequent first.
+        certified_rate: the fraction of runs whose recommendation was certified (the stopping rule fired).
+        stop_reasons: how many runs ended for each :attr:`RunResult.stop_reason`.
+        simple_regret_mean: the mean simple regret over the runs that recommended an arm (NaN if none did).
+        regret_kandasamy_mean: the mean of :attr:`RunResult.regret_kandasamy`.
+        regret_wang_mean: the mean of :attr:`RunResult.regret_wang`.
+        pulls_per_fidelity_mean: the mean number of pulls at each fidelity, `M` values.
+        resumable_cost_mean: the mean cost under the resumable-runs semantics; `None` under
+            `semantics="independent"`.
+        lower_bound_note: how `lower_bound` was computed, or why it is missing.
+        instance: the instance's name (`None` if it has none).
+        assumptions: the instance's model-assumption check (the
+            :meth:`~mf_sched.sim.instance.AssumptionReport.to_dict` of its report).
+        results: the individual runs (empty with `keep_results=False`).
+        tight_lower_bound: the tight bound `C*(µ) · kl(δ, 1 − δ)` of Poiani et al. (2024) (Gaussian instances
+            only); `None` when skipped or undefined (see `tight_lower_bound_note`).
+        tight_lower_bound_note: how `tight_lower_bound` was computed, or why it is missing.
+    """
 
     policy: str
     runs: int
@@ -508,6 +608,9 @@ class Summary:
 def mean_ci95(x: Any) -> tuple[float, float]:
     """Mean and half-width of the 95% Student-t confidence interval (NaN half-width for n < 2).
 
+    Args:
+        x: the sample, a sequence of numbers (empty gives NaN for both).
+
     >>> m, h = mean_ci95([1.0, 2.0, 3.0]); round(m, 3), round(h, 3)
     (2.0, 2.484)
     """
@@ -583,13 +686,26 @@ def run_many(
     Args:
         policy: a registry name (built with :func:`~mf_sched.registry.build_policy` from the instance,
             `delta`, `budget` and `params`) or a picklable factory `(instance, seed) -> Policy`.
+        instance: the simulated instance every run plays.
+        runs: the number of independent runs, `≥ 1`.
         seed: root seed; run `i` uses the `i`-th child of `SeedSequence(seed)` for the policy and
             the observations, so results do not depend on `n_jobs`.
         delta: δ given to the policy; None leaves the policy's default, which the summary then reports
             (read from the runs' recommendations) and uses for the lower bounds.
+        budget: cost cap given to the policy (when it is built from a name) and enforced by the runner.
+        params: the policy-specific arguments when `policy` is a name (not `n_arms`, `ladder`, `noise`,
+            `delta`, `budget` or `seed`); ignored for a factory.
+        workers: pulls outstanding at once in each run (`None`: as many as the policy hands out); see
+            :func:`run_policy`.
+        completion: `"random"` or `"batch"`, how outstanding pulls complete; see :func:`run_policy`.
+        semantics: `"independent"` or `"resumable"` (also meters the resumable-runs cost); see
+            :func:`run_policy`.
+        max_pulls: the most pulls a run may issue, `≥ 1`; `None`: no cap.
         n_jobs: worker processes (`None`: all CPUs); 1 runs in this process. Ctrl-C
             (`KeyboardInterrupt`) cancels the pending runs and terminates the workers.
-        budget: cost cap given to the policy (when it is built from a name) and enforced by the runner.
+        progress: show a progress bar over the runs (and the tight bound's progress).
+        keep_results: keep the individual :class:`RunResult` objects in :attr:`Summary.results` (memory
+            grows with `runs`).
         bounds: compute the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`); False skips them.
         bounds_time_limit: seconds allowed for the tight bound (a valid, looser bound is reported when it
             runs out; the note says so); None: no limit.
@@ -639,8 +755,18 @@ def summarize(
     bounds_time_limit: float | None = None,
     progress: bool = False,
 ) -> Summary:
-    """Aggregate :class:`RunResult` objects (see :class:`Summary`); `bounds`, `bounds_time_limit`: see
-    :func:`run_many`."""
+    """Aggregate :class:`RunResult` objects (see :class:`Summary`).
+
+    Args:
+        results: the runs to aggregate, at least one, all of the same policy on `instance`.
+        instance: the instance they ran on (for the lower bounds and the assumption report).
+        delta: the confidence δ the runs used; `None` skips the lower bounds (they are for δ-correct policies).
+        keep_results: keep `results` in :attr:`Summary.results`.
+        bounds: compute the instance's cost lower bounds (:mod:`mf_sched.sim.bounds`); False skips them.
+        bounds_time_limit: seconds allowed for the tight bound (a valid, looser bound is reported when it runs
+            out); `None`: no limit.
+        progress: show the tight bound's progress.
+    """
     costs = np.array([r.cost for r in results], dtype=float)
     mean, ci = mean_ci95(costs)
     lb_value = tight_value = None

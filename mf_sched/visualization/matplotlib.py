@@ -63,7 +63,13 @@ def plot_race(source: Any) -> tuple[Any, Any]:
 
 
 def race_axes(race: RaceData, ax_curves: Any, ax_time: Any) -> None:
-    """Draw `race` on two given matplotlib axes (curves, incumbent over time)."""
+    """Draw `race` on two given matplotlib axes (curves, incumbent over time).
+
+    Args:
+        race: the race to draw (from :func:`mf_sched.visualization.race_data`).
+        ax_curves: the axes for every run's curve, the bounds after each rung, the stops and the incumbent.
+        ax_time: the axes for the incumbent over time and each stop when it happened.
+    """
     from matplotlib.lines import Line2D
 
     handles: dict[str, Any] = {}

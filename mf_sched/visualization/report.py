@@ -76,6 +76,12 @@ def _storage(target: str) -> Any:
 def load(target: str | Path, *, study_name: str | None = None) -> tuple[RaceData, str]:
     """`(race, name)` of the study or experiment at `target` (see the module docstring).
 
+    Args:
+        target: a Ray Tune experiment folder (or its scheduler state file), a database URL, or a SQLite or
+            journal file of an Optuna storage.
+        study_name: the study to read from an Optuna storage (required when it holds several); not allowed with a
+            Ray Tune folder.
+
     Raises:
         FileNotFoundError: nothing at `target`.
         ValueError: the storage has no study named `study_name`, or several and none was named, or the
@@ -152,7 +158,13 @@ def _row(cells: list[str], num: set[int] | None = None) -> str:
 
 
 def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> str:
-    """The report page of `race` as one HTML string (see the module docstring)."""
+    """The report page of `race` as one HTML string (see the module docstring).
+
+    Args:
+        race: the race to report (from :func:`load` or :func:`mf_sched.visualization.race_data`).
+        name: the study or experiment's name, shown in the title; empty: none.
+        interactive: an interactive plotly figure (falls back to a matplotlib PNG without plotly); False: a PNG.
+    """
     e = html.escape
     c = race.certificate
     fig, drawn_by = _figure_html(race, interactive)
