@@ -131,14 +131,8 @@ PENDING = frozenset(
         "mf_sched.policy",
         "mf_sched.integrations.optuna",
         "mf_sched.integrations.ray",
-        "mf_sched.curves.learning_curves",
-        "mf_sched.curves.calibration",
         "mf_sched.policies.mf_gp_ucb",
         "mf_sched.sim.bounds",
-        "mf_sched.racing.engine",
-        "mf_sched.racing.bias",
-        "mf_sched.racing.policy",
-        "mf_sched.racing.calibration",
     }
 )
 
