@@ -92,7 +92,21 @@ def undocumented(modules: Iterable[str] | None = None, package: griffe.Module | 
         for m in module.members.values():
             if not m.is_alias and not m.is_module:
                 check(m, out)
-    return out
+            elif m.is_alias and m.name in (module.exports or ()) and _private_origin(m.target_path):
+                # a name re-exported from a private module renders on this module's page: check its definition
+                try:
+                    target = pkg[m.target_path.removeprefix("mf_sched.")]
+                except KeyError:
+                    continue
+                if not target.is_alias and not target.is_module:
+                    check(target, out)
+    return sorted(set(out))
+
+
+def _private_origin(path: str) -> bool:
+    """Whether `path` is defined inside mf-sched in a private module (`mf_sched.curves._readers.X`)."""
+    parts = path.split(".")
+    return parts[0] == "mf_sched" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:-1])
 
 
 def main(argv: list[str]) -> int:
