@@ -74,8 +74,8 @@ class RaceRun:
         name: how the plot and the report name it (`"trial 7"`, `"config 3"`, a Ray trial id).
         params: its configuration.
         fate: one of :data:`FATES`.
-        curve_x, curve_y: its learning curve (resource, value) as reported; the rung values when no curve is
-            known.
+        curve_x: the resources of its learning curve as reported (the rungs' resources when no curve is known).
+        curve_y: the values of its learning curve at `curve_x` (the rung values when no curve is known).
         rung_values: its value at each rung (NaN where it did not reach it).
         bounds: the optimistic bound on its final value after each rung it reached (NaN elsewhere).
         times: when it reached each rung (NaN: unknown), on the axis of :attr:`RaceData.time_label`.
@@ -124,7 +124,15 @@ class RaceRun:
 
 @dataclass(frozen=True)
 class IncumbentStep:
-    """The incumbent from `time` on: run `name` with top-rung `value` and pessimistic `bound`."""
+    """The incumbent from `time` on: run `name` with top-rung `value` and pessimistic `bound`.
+
+    Attributes:
+        time: when it became the incumbent, on the axis of :attr:`RaceData.time_label`.
+        key: the engine's key of the run.
+        name: how the plot and the report name it.
+        value: its top-rung value, in the study's direction.
+        bound: its pessimistic bound `v(M) − B` (the value stopped runs were raced against).
+    """
 
     time: float
     key: Hashable
