@@ -184,6 +184,127 @@ def bounds() -> Any:
     return out
 
 
+@scenario
+def bounds_paths() -> Any:
+    """Every bound function on the paths the `bounds` scenario leaves out: Bernoulli and `form="gap"`, the
+    decomposition and the automatic switch to it (K·M > 1,000), the MF-UCB caps, a bound's value at a capital."""
+    from mf_sched.sim import bounds as b
+
+    rng = np.random.default_rng(7)
+    mu = [[0.7, 0.8, 0.9], [0.75, 0.775, 0.8], [0.5, 0.6, 0.7], [0.5, 0.55, 0.6], [0.3, 0.45, 0.5]]
+    lam, z = [1.0, 1.1, 1.2], [0.3, 0.15, 0.0]
+    out: dict[str, Any] = {"gaps": b.gaps(np.array(mu), np.array(z))}
+    out["cost_bernoulli"] = b.cost_lower_bound(mu, lam, z, 0.05, kind="bernoulli")
+    out["cost_proxy"] = b.cost_lower_bound(mu, lam, z, 0.2, sigma=0.5, proxy=True)
+    for fn in ("kandasamy_regret_lower_bound", "wang_regret_lower_bound"):
+        for kind in ("bernoulli", "gaussian"):
+            for form in ("kl", "gap"):
+                lb = getattr(b, fn)(mu, lam, z, kind=kind, sigma=0.5, form=form)
+                out[f"{fn}/{kind}/{form}"] = {"lb": lb, "per_arm": lb.per_arm, "at": [lb.at(c) for c in (1, 50, 1e4)]}
+    a = b.mfucb_analysis(mu, lam, z, 0.5, rho=3.0)
+    out["mfucb"] = {
+        "a": a,
+        "gaps": a.gaps,
+        "caps": a.caps(5000),
+        "free": b.mfucb_low_fidelity_caps(100, 2.0, [0.1, 0.0], 1.0),
+    }
+    base = np.sort(rng.uniform(0.2, 0.8, 300))
+    big = np.stack([base - 0.04, base - 0.01, base - 0.005, base], axis=1) + rng.uniform(-0.003, 0.003, (300, 4))
+    big[:, -1] = base
+    for method in ("auto", "decomposition", "cutting-plane"):
+        for name, means, costs, zeta in (
+            ("5x2", [[0.4, 0.5]] * 4 + [[0.5, 0.6]], [0.5, 5.0], [0.1, 0.0]),
+            ("300x4", big, [1.0, 2.0, 4.0, 8.0], [0.05, 0.02, 0.01, 0.0]),
+        ):
+            if name == "300x4" and method == "cutting-plane":
+                continue
+            lb = b.tight_lower_bound(means, costs, zeta, 0.01, sigma=0.2, method=method, max_iter=60)
+            out[f"tight/{name}/{method}"] = {"lb": lb, "fid": lb.optimal_fidelity(1e-3)}
+    return out
+
+
+@scenario
+def gp_options() -> Any:
+    """MF-GP-UCB and GP-UCB with the options the `gp_policies` scenario leaves at their defaults, parallel workers,
+    given-back and adopted pulls, a mixed (float, int, categorical) space, the acquisition and a replayed history."""
+    from mf_sched import get_policy
+    from mf_sched.continuous import functions
+    from mf_sched.continuous.space import Categorical, Float, Int, SearchSpace
+    from mf_sched.ladder import FidelityLadder
+
+    f = functions.currin()
+    out: dict[str, Any] = {}
+    variants = {
+        "lhs-ard-code": {"init_design": "lhs", "kernel": "se-ard", "beta": "code"},
+        "kmeans-matern-fit": {"init_design": "kmeans", "kernel": "matern52", "noise_var": "fit", "refit_every": 3},
+        "ladder-gamma-beta": {"zeta": "ladder", "gamma": [0.05], "beta": 2.0, "polish": False},
+        "factors-noise": {"gamma_factor": 2.0, "zeta_factor": 1.5, "noise_var": 1e-3, "init_capital": 25.0},
+    }
+    for label, kw in variants.items():
+        for name in ("mf-gp-ucb", "gp-ucb"):
+            p = get_policy(name)(f.space, f.ladder, budget=200, seed=3, acq_maxfun=60, **kw)
+            log = []
+            while not p.done:
+                q = p.ask()
+                y = f(p.x(q), q.fidelity)
+                p.tell(q, y)
+                log.append((q.arm, q.fidelity, y))
+            out[f"{name}/{label}"] = {"log": log, "rec": p.recommendation().to_dict(), "state": p.state_dict()}
+    # parallel workers, a given-back pull, an adopted outside point, the acquisition, history replay
+    p = get_policy("mf-gp-ucb")(f.space, f.ladder, budget=220, seed=5, acq_maxfun=60)
+    p.record_history()
+    log = []
+    first = p.ask_batch()
+    p.give_back(first[0])
+    p.tell_batch(first[1:], [f(p.x(q), q.fidelity) for q in first[1:]])
+    extra = p.adopt_point({"x0": 0.25, "x1": 0.75}, 1)
+    p.tell(extra, f(p.x(extra), 1))
+    while not p.done:
+        batch = p.ask_batch(3)
+        if not batch:
+            break
+        log.append([(q.arm, q.fidelity) for q in batch])
+        p.tell_batch(batch, [f(p.x(q), q.fidelity) for q in batch])
+    grid = np.linspace(0.0, 1.0, 7)
+    Z = np.array([[u, v] for u in grid for v in grid])
+    fresh = get_policy("mf-gp-ucb")(f.space, f.ladder, budget=220, seed=5, acq_maxfun=60)
+    fresh.replay(p.history)
+    out["workers"] = {
+        "log": log,
+        "rec": p.recommendation().to_dict(),
+        "state": p.state_dict(),
+        "acq": p.acquisition(Z),
+        "obs": p.observations(),
+        "gp0": p.gp_inputs(0),
+        "props": [p.zeta_current, p.gamma_current, p.prior_mean, p.y_scale, p.n_refits, p.n_points],
+        "points": [p.point(a) for a in range(p.n_points)],
+        "unit": p.unit_point(3),
+        "beta": [p.beta_t(t) for t in (1, 10, 100)],
+        "replayed": fresh.state_dict(),
+    }
+    # a mixed space: snapping of ints and one-hot categoricals, the polish of the float coordinate only
+    space = SearchSpace(
+        [Float("x", -1.0, 2.0), Int("n", 1, 6), Categorical("c", ["a", "b", "c"]), Float("lr", 1e-3, 1.0, log=True)]
+    )
+    ladder = FidelityLadder(costs=[1.0, 10.0], zeta=[0.2, 0.0])
+
+    def g(params: dict[str, Any], m: int) -> float:
+        bonus = {"a": 0.0, "b": 0.4, "c": 0.1}[params["c"]]
+        v = -((params["x"] - 0.5) ** 2) - 0.1 * (params["n"] - 4) ** 2 + bonus - 0.2 * abs(math.log10(params["lr"]) + 2)
+        return v - (0.15 if m == 0 else 0.0)
+
+    for name in ("mf-gp-ucb", "gp-ucb"):
+        p = get_policy(name)(space, ladder, budget=160, seed=11, acq_maxfun=80)
+        log = []
+        while not p.done:
+            q = p.ask()
+            y = g(p.params(q), q.fidelity)
+            p.tell(q, y)
+            log.append((p.params(q), q.fidelity, y))
+        out[f"mixed/{name}"] = {"log": log, "rec": p.recommendation().to_dict(), "state": p.state_dict()}
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # learning curves and calibration
 

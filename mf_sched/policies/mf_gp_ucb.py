@@ -61,14 +61,18 @@ Resolved ambiguities (Kandasamy et al.'s text first, then their released code):
 
 **The rules as functions.** The decision rules are pure functions the policy calls, for use and checks on
 their own: :func:`fidelity_rule` (`m_t` from the widths `β_t^{1/2}σ^(m)(x_t)` and `γ`),
-:func:`gamma_update` and :func:`zeta_update` (the adaptations of items 3 and 4). The policy's current values
+:func:`gamma_update` and :func:`zeta_update` (the adaptations of items 3 and 4). They live, with the
+initialisation rules of items 2, 5 and 6, in `mf_sched.policies._mf_gp_ucb_rules`. The policy's current values
 are :attr:`MFGPUCB.gamma_current` and :attr:`MFGPUCB.zeta_current`; its output normalisation
-:attr:`MFGPUCB.prior_mean` and :attr:`MFGPUCB.y_scale`.
+:attr:`MFGPUCB.prior_mean` and :attr:`MFGPUCB.y_scale`. The initial design, the acquisition optimiser and the
+GP-BUCB step are :mod:`mf_sched.continuous.acquisition`; the GPs are :mod:`mf_sched.continuous.gp`.
 
 **Search space and arms.** The policy owns a table of points (encoded in `[0, 1]^D`, see
-:mod:`mf_sched.continuous.space`); `Pull.arm` indexes it and :meth:`MFGPUCB.point` decodes it (floats, ints,
-categoricals). `n_arms` caps the number of distinct points (default: what the budget can pay for at
-the cheapest fidelity used, at most 2,000); when the table is full the policy is done (`"exhausted"`).
+:mod:`mf_sched.continuous.space`; the table, and the book of queued, pending and told pulls, are those of its
+base class `PointPolicy` in `mf_sched.policies._point_policy`); `Pull.arm` indexes it and
+:meth:`MFGPUCB.point` decodes it (floats, ints, categoricals). `n_arms` caps the number of distinct points
+(default: what the budget can pay for at the cheapest fidelity used, at most 2,000); when the table is full the
+policy is done (`"exhausted"`).
 Integer and categorical coordinates are handled by snapping (:meth:`SearchSpace.snap`) inside the
 acquisition function; only float coordinates are polished.
 
@@ -109,18 +113,35 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.optimize import direct, minimize
 
 from mf_sched._validate import check_int
 from mf_sched.continuous import gp as _gp
-from mf_sched.continuous.space import SearchSpace, as_number
+from mf_sched.continuous.acquisition import (
+    DESIGNS,
+    condition_on_pending,
+    direct_budget,
+    initial_design,
+    maximize_acquisition,
+)
+from mf_sched.continuous.space import SearchSpace
 from mf_sched.ladder import FidelityLadder
 from mf_sched.noise import NoiseModel, SubGaussian
-from mf_sched.policy import Policy, PolicyError, Pull, Recommendation
+from mf_sched.policies._mf_gp_ucb_rules import (
+    ZETA_SLACK,
+    fidelity_rule,
+    gamma_update,
+    hyper_box,
+    initial_counts,
+    initial_scales,
+    positive,
+    zeta_update,
+)
+from mf_sched.policies._point_policy import PointPolicy, as_search_space
+from mf_sched.policy import PolicyError, Recommendation
 from mf_sched.registry import register
 
 __all__ = ["MFGPUCB", "ROLE_NAMES", "fidelity_rule", "gamma_update", "zeta_update"]
@@ -128,144 +149,12 @@ __all__ = ["MFGPUCB", "ROLE_NAMES", "fidelity_rule", "gamma_update", "zeta_updat
 ROLE_INIT, ROLE_MAIN, ROLE_CHECK, ROLE_EXTRA = 0, 1, 2, 3
 #: names of the observation roles in :meth:`MFGPUCB.observations`
 ROLE_NAMES = ("init", "iteration", "zeta-check", "extra")
-#: slack of the ζ-check (code: 0.9 of the current increment)
-ZETA_SLACK = 0.9
-#: the code's cap on the fidelity-1 initial design
-MAX_INIT_POINTS = 200
 #: default cap on the number of distinct points
 DEFAULT_MAX_POINTS = 2000
-_DESIGNS = ("random", "lhs", "kmeans")
-
-
-def _positive(name: str, v: Any, low: float = 0.0, strict: bool = True) -> float:
-    f = as_number(name, v)
-    if not (f > low if strict else f >= low):
-        raise ValueError(f"{name} = {v} is out of range; accepted: a finite number {'>' if strict else '>='} {low}")
-    return f
-
-
-def fidelity_rule(widths: Sequence[float] | np.ndarray, gamma: Sequence[float] | np.ndarray) -> int:
-    """The fidelity `m_t` to query at `x_t` (Kandasamy et al. 2016, Algorithm 1 step 2; Fig. 6 caption):
-    the first `m < M` whose confidence width `β_t^{1/2} σ_{t−1}^(m)(x_t)` is still `≥ γ^(m)`, else the
-    highest fidelity `M` (0-based here: `0 … M−1`; a width equal to `γ` stays at the cheap fidelity).
-
-    Args:
-        widths: `β_t^{1/2} σ_{t−1}^(m)(x_t)` for `m = 0 … M−2` (a value for the top fidelity may follow
-            and is ignored); at least `len(gamma)` values.
-        gamma: the thresholds `γ^(0 … M−2)`, in the units of `widths`.
-
-    Returns:
-        The 0-based fidelity, in `0 … len(gamma)`.
-
-    Example:
-        >>> fidelity_rule([0.2, 9.0], gamma=[0.2, 0.1])  # 0.2 ≥ 0.2: fidelity 0 is still uncertain here
-        0
-        >>> fidelity_rule([0.18, 0.1], gamma=[0.2, 0.1])
-        1
-        >>> fidelity_rule([0.18, 0.098], gamma=[0.2, 0.1])  # known well enough at every cheap fidelity
-        2
-    """
-    gamma = np.asarray(gamma, dtype=float)
-    if len(widths) < gamma.shape[0]:
-        raise ValueError(f"widths has {len(widths)} values; accepted: at least len(gamma) = {gamma.shape[0]}")
-    for m in range(gamma.shape[0]):
-        if widths[m] >= gamma[m]:
-            return m
-    return int(gamma.shape[0])
-
-
-def gamma_update(
-    gamma: Sequence[float] | np.ndarray, counter: int, m: int, costs: Sequence[float] | np.ndarray, factor: float = 5.0
-) -> tuple[np.ndarray, int]:
-    """One step of the γ adaptation after an iteration at fidelity `m` (Kandasamy et al. 2016, App. B,
-    with the authors' released code's constants; module docstring, item 3).
-
-    `counter` counts consecutive iterations below the highest fidelity. An iteration at the highest
-    fidelity resets it; after `λ^(m+1)/λ^(m)` of them ending at `m`, `γ^(m) ← factor·γ^(m)`, every
-    `γ` is raised to at least the new `γ^(m)` and the counter restarts. `factor = 1` turns the
-    adaptation off (nothing changes, the counter included).
-
-    Args:
-        gamma: the thresholds `γ^(0 … M−2)` (not modified).
-        counter: consecutive sub-`M` iterations before this one.
-        m: the fidelity of this iteration (`0 … M−1`, 0-based).
-        costs: the costs `λ^(0 … M−1)`.
-        factor: the multiplier (code: 5; `≥ 1`).
-
-    Returns:
-        The new thresholds (a new array) and the new counter.
-
-    Example:
-        >>> g, c = [0.1, 0.3], 0
-        >>> for _ in range(10):  # λ(1)/λ(0) = 10 consecutive iterations at fidelity 0
-        ...     g, c = gamma_update(g, c, 0, costs=[1.0, 10.0, 100.0])
-        >>> g.tolist(), c
-        ([0.5, 0.5], 0)
-        >>> gamma_update(g, 7, 2, costs=[1.0, 10.0, 100.0])[1]  # the top fidelity resets the counter
-        0
-    """
-    gamma = np.array(gamma, dtype=float)
-    costs = np.asarray(costs, dtype=float)
-    if costs.shape[0] != gamma.shape[0] + 1:
-        raise ValueError(f"costs has {costs.shape[0]} values; accepted: len(gamma) + 1 = {gamma.shape[0] + 1}")
-    m = check_int("m", m, 0, gamma.shape[0])
-    if factor == 1.0:
-        return gamma, counter
-    if m == gamma.shape[0]:
-        return gamma, 0
-    counter += 1
-    if counter >= costs[m + 1] / costs[m]:
-        gamma[m] *= factor
-        return np.maximum(gamma, gamma[m]), 0
-    return gamma, counter
-
-
-def zeta_update(
-    zeta: Sequence[float] | np.ndarray,
-    m: int,
-    y_high: float,
-    y_low: float,
-    factor: float = 2.0,
-    slack: float = ZETA_SLACK,
-) -> np.ndarray:
-    """The ζ adaptation after a ζ-check (Kandasamy et al. 2016, App. B, with the authors' released code's
-    rule; module docstring, item 4).
-
-    A value `y_high` at fidelity `m+1` and `y_low = f^(m)(x)` at the same point: if the signed gap
-    `y_high − y_low` exceeds `slack·(ζ^(m) − ζ^(m+1))`, that increment becomes `factor·gap`, every
-    increment is raised to at least it, and ζ is their cumulative sum from the top (`ζ^(M) = 0`), so it
-    stays decreasing. A smaller (or negative) gap changes nothing.
-
-    Args:
-        zeta: `ζ^(0 … M−1)` (not modified).
-        m: the lower fidelity of the check (`0 … M−2`).
-        y_high: the value at fidelity `m+1`.
-        y_low: the value at fidelity `m`.
-        factor: the increment multiplier (code: 2).
-        slack: the fraction of the current increment a gap may reach unnoticed (code: 0.9).
-
-    Returns:
-        The new ζ (a new array).
-
-    Example:
-        >>> zeta_update([0.3, 0.2, 0.1, 0.0], 2, y_high=1.0, y_low=0.95).tolist()  # 0.05 ≤ 0.9·0.1
-        [0.3, 0.2, 0.1, 0.0]
-        >>> zeta_update([0.3, 0.2, 0.1, 0.0], 1, y_high=1.0, y_low=0.8).round(12).tolist()  # 0.2 > 0.09
-        [1.2, 0.8, 0.4, 0.0]
-    """
-    zeta = np.array(zeta, dtype=float)
-    m = check_int("m", m, 0, zeta.shape[0] - 2)
-    inc = zeta[:-1] - zeta[1:]
-    gap = y_high - y_low
-    if gap > slack * inc[m]:
-        inc[m] = factor * gap
-        inc = np.maximum(inc, inc[m])
-        zeta = np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]])
-    return zeta
 
 
 @register
-class MFGPUCB(Policy):
+class MFGPUCB(PointPolicy):
     """MF-GP-UCB (Kandasamy et al. 2016) over a :class:`~mf_sched.continuous.space.SearchSpace`; see the module
     docstring for the algorithm and every choice made.
 
@@ -352,37 +241,18 @@ class MFGPUCB(Policy):
         acq_maxfun: int | None = None,
         polish: bool = True,
     ) -> None:
-        if isinstance(space, Mapping):
-            space = SearchSpace.from_dict(space)
-        if not isinstance(space, SearchSpace):
-            raise ValueError(f"space must be a SearchSpace (or its to_dict()), got {type(space).__name__}")
+        space = as_search_space(space)
         if isinstance(ladder, Mapping):
             ladder = FidelityLadder.from_dict(ladder)
         if not isinstance(ladder, FidelityLadder):
             raise ValueError(f"ladder must be a FidelityLadder, got {type(ladder).__name__}")
-        self.space = space
         D = space.dim
         M = ladder.M
         self._fids = [M - 1] if (self.single_fidelity or M == 1) else list(range(M))
         costs = np.asarray(ladder.costs, dtype=float)
 
         # ---- initialisation counts (code rule; see the module docstring, item 5)
-        lam0 = 10.0 * costs[-1] if init_capital is None else _positive("init_capital", init_capital)
-        if len(self._fids) == 1:
-            n1, n2 = int(math.floor(lam0 / costs[-1] + 1e-9)), 0
-            if n1 < 1:
-                raise ValueError(
-                    f"init_capital = {lam0} is out of range; accepted: >= λ(M) = {costs[-1]} (one initial point)"
-                )
-        else:
-            n2 = int(math.floor(0.5 * lam0 / costs[-1] + 1e-9))
-            n1 = min(MAX_INIT_POINTS, 10 * M * D, int(math.floor((lam0 - n2 * costs[1]) / costs[0] + 1e-9)))
-            n2 = min(n1, n2)
-            if n1 < 1:
-                raise ValueError(
-                    f"init_capital = {lam0} is out of range; it must pay for at least one fidelity-0 point "
-                    f"after {n2} fidelity-1 point(s) (accepted: >= {n2 * costs[1] + costs[0]})"
-                )
+        lam0, n1, n2 = initial_counts(costs, D, init_capital, single_fidelity=len(self._fids) == 1)
         init_cost = n1 * (costs[-1] if len(self._fids) == 1 else costs[0]) + n2 * (costs[1] if n2 else 0.0)
         if budget is not None and init_cost > float(budget) * (1 + 1e-12):
             raise ValueError(
@@ -396,32 +266,34 @@ class MFGPUCB(Policy):
                 cap = min(cap, int(math.floor(float(budget) / min_cost + 1e-9)))
             n_arms = max(cap, n1)
         n_arms = check_int("n_arms", n_arms, max(n1, 1))
-        super().__init__(n_arms, ladder, noise=SubGaussian(1.0) if noise is None else noise, budget=budget, seed=seed)
+        super().__init__(
+            space, n_arms, ladder, noise=SubGaussian(1.0) if noise is None else noise, budget=budget, seed=seed
+        )
 
         # ---- options
-        if init_design not in _DESIGNS:
-            raise ValueError(f"init_design = {init_design!r}; accepted: {', '.join(_DESIGNS)}")
+        if init_design not in DESIGNS:
+            raise ValueError(f"init_design = {init_design!r}; accepted: {', '.join(DESIGNS)}")
         _gp.check_kernel(kernel)
         if isinstance(beta, str):
             if beta not in ("paper", "code"):
                 raise ValueError(f"beta = {beta!r}; accepted: 'paper', 'code' or a number > 0")
         else:
-            beta = _positive("beta", beta)
+            beta = positive("beta", beta)
         refit_every = check_int("refit_every", refit_every, 1)
         if isinstance(noise_var, str):
             if noise_var != "fit":
                 raise ValueError(f"noise_var = {noise_var!r}; accepted: None, a number >= 0, or 'fit'")
         elif noise_var is not None:
-            noise_var = _positive("noise_var", noise_var, strict=False)
+            noise_var = positive("noise_var", noise_var, strict=False)
         if zeta not in ("adaptive", "ladder"):
             raise ValueError(f"zeta = {zeta!r}; accepted: 'adaptive', 'ladder'")
         gamma_list: list[float] | None = None
         if gamma is not None:
-            gamma_list = [_positive(f"gamma[{i}]", g) for i, g in enumerate(gamma)]
+            gamma_list = [positive(f"gamma[{i}]", g) for i, g in enumerate(gamma)]
             if len(gamma_list) != M - 1:
                 raise ValueError(f"gamma has {len(gamma_list)} entries; accepted: M − 1 = {M - 1} thresholds")
-        gamma_factor = _positive("gamma_factor", gamma_factor, 1.0, strict=False)
-        zeta_factor = _positive("zeta_factor", zeta_factor, 1.0, strict=False)
+        gamma_factor = positive("gamma_factor", gamma_factor, 1.0, strict=False)
+        zeta_factor = positive("zeta_factor", zeta_factor, 1.0, strict=False)
         if acq_maxfun is not None:
             acq_maxfun = check_int("acq_maxfun", acq_maxfun, 1)
         self.init_capital = lam0
@@ -451,28 +323,9 @@ class MFGPUCB(Policy):
             acq_maxfun=acq_maxfun,
             polish=self.polish,
         )
-        fit_noise = noise_var == "fit"
-        self._bounds = _gp.theta_bounds(
-            kernel, D, fit_noise, signal=(1.0, 10.0), bandwidth=(1e-3 * math.sqrt(D), 10.0 * math.sqrt(D))
-        )
-        p = _gp.n_theta(kernel, D, fit_noise)
-        default_theta = np.empty(p)
-        default_theta[0] = 0.0  # s = 1 (in units of the range)
-        default_theta[1:] = math.log(0.2 * math.sqrt(D))
-        if fit_noise:
-            default_theta[-1] = math.log(1e-4)
+        self._bounds, default_theta = hyper_box(kernel, D, noise_var == "fit")
 
         # ---- state
-        self._X = np.zeros((self.n_arms, D))
-        self._n_points = 0
-        self._obs_arm = np.zeros(0, dtype=np.int64)
-        self._obs_fid = np.zeros(0, dtype=np.int64)
-        self._obs_y = np.zeros(0)
-        self._obs_role = np.zeros(0, dtype=np.int64)
-        self._queue = np.zeros((0, 3), dtype=np.int64)
-        self._queue_y = np.zeros(0)
-        self._pend = np.zeros((0, 3), dtype=np.int64)
-        self._pend_y = np.zeros(0)
         self._initialised = False
         self._y_center = 0.0
         self._y_scale = 1.0
@@ -485,10 +338,9 @@ class MFGPUCB(Policy):
         self._t_told = 0
         self._n_refits = 0
         self._prop_x = np.zeros(D)
-        self._index: dict[bytes, int] = {}
         self._posts: list[_gp.Posterior | None] = [None] * M
 
-        design = self._design(n1)
+        design = initial_design(space, n1, init_design, self._rng)
         arms = np.array([self._add_point(z) for z in design], dtype=np.int64)
         arms = arms[np.sort(np.unique(arms, return_index=True)[1])]  # snapped duplicates are evaluated once
         if len(self._fids) == 1:
@@ -499,117 +351,21 @@ class MFGPUCB(Policy):
         self._queue_y = np.full(len(rows), np.nan)
         self._after_load()
 
-    # ------------------------------------------------------------------ points
-    def _design(self, n: int) -> np.ndarray:
-        D = self.space.dim
-        if self.init_design == "random":
-            Z = self._rng.random((n, D))
-        elif self.init_design == "lhs":
-            from scipy.stats import qmc
-
-            Z = qmc.LatinHypercube(d=D, seed=int(self._rng.integers(2**31))).random(n)
-        else:
-            from scipy.cluster.vq import kmeans2
-
-            if n == 1:
-                Z = np.full((1, D), 0.5)
-            else:
-                cand = self._rng.random((max(200, 10 * n), D))
-                Z, _ = kmeans2(cand, n, minit="++", seed=int(self._rng.integers(2**31)))
-                Z = np.clip(Z, 0.0, 1.0)
-        return self.space.snap(Z)
-
-    def _add_point(self, z: np.ndarray) -> int:
-        key = z.tobytes()
-        arm = self._index.get(key)
-        if arm is not None:
-            return arm
-        if self._n_points >= self.n_arms:
-            raise PolicyError(f"the point table is full (n_arms = {self.n_arms}); raise n_arms to evaluate more points")
-        arm = self._n_points
-        self._X[arm] = z
-        self._n_points += 1
-        self._index[key] = arm
-        return arm
-
-    @property
-    def n_points(self) -> int:
-        """Number of distinct points in the table (initial design included)."""
-        return self._n_points
-
-    def _check_arm(self, arm: Pull | int) -> int:
-        a = arm.arm if isinstance(arm, Pull) else arm
-        return check_int("arm", a, 0, self._n_points - 1)
-
-    def point(self, arm: Pull | int) -> dict[str, Any]:
-        """The parameter setting of `arm` (or of a :class:`~mf_sched.policy.Pull`), decoded (name → value)."""
-        return self.space.decode(self._X[self._check_arm(arm)])
-
-    def params(self, pull: Pull | int) -> dict[str, Any]:
-        """Alias of :meth:`point`: the parameters to evaluate for `pull`."""
-        return self.point(pull)
-
-    def x(self, arm: Pull | int) -> np.ndarray:
-        """The point of `arm` as a float vector in dimension order (numeric spaces only)."""
-        return self.space.to_array(self.point(arm))
-
-    def unit_point(self, arm: Pull | int) -> np.ndarray:
-        """The encoded point of `arm` in `[0, 1]^D` (a copy)."""
-        return self._X[self._check_arm(arm)].copy()
-
-    def adopt_point(self, params: Mapping[str, Any], fidelity: int) -> Pull:
-        """Register an evaluation of `params` at `fidelity` that the policy did not choose (a user-enqueued
-        trial); returns the outstanding :class:`~mf_sched.policy.Pull` to tell. The point joins the table
-        (or re-uses an equal one); its value feeds the fidelity's GP."""
-        fidelity = check_int("fidelity", fidelity, 0, self.M - 1)
-        z = self.space.snap(self.space.encode(params))
-        self._proposal = None
-        arm = self._add_point(z)
-        if self._events is not None:
-            self._events.append(("point", z.tolist()))
-        return self.adopt(arm, fidelity)
-
-    def replay(self, events: Iterable[Sequence[Any]]) -> None:
-        """:meth:`Policy.replay` plus the `("point", z)` events that :meth:`adopt_point` records (an
-        outside point joining the table, before its `adopt` event)."""
-        for i, ev in enumerate(events):
-            if ev[0] == "point":
-                self._proposal = None
-                self._add_point(self.space.snap(np.asarray(ev[1], dtype=float)))
-                continue
-            try:
-                super().replay([ev])
-            except (PolicyError, ValueError) as e:
-                msg = str(e)
-                msg = msg.replace("event 0", f"event {i}", 1) if msg.startswith("event 0") else f"event {i}: {msg}"
-                raise (type(e) if isinstance(e, PolicyError) else PolicyError)(msg) from None
-
-    def adopt(self, arm: int, fidelity: int) -> Pull:
-        """:meth:`Policy.adopt` for a point already in the table (`0 ≤ arm < n_points`); for a new point
-        use :meth:`adopt_point`."""
-        check_int("arm", arm, 0, self._n_points - 1)
-        return super().adopt(arm, fidelity)
-
-    def observations(self) -> dict[str, np.ndarray]:
-        """Every told observation in order: `arm`, `fidelity`, `value`, `role` (index into
-        :data:`ROLE_NAMES`) and the cumulative `cost` after it."""
-        return {
-            "arm": self._obs_arm.copy(),
-            "fidelity": self._obs_fid.copy(),
-            "value": self._obs_y.copy(),
-            "role": self._obs_role.copy(),
-            "cost": np.cumsum(self._costs[self._obs_fid]),
-        }
-
     @property
     def fidelities_used(self) -> tuple[int, ...]:
         """The fidelities that have a GP of their own (all, or only the top one for a single-fidelity run)."""
         return tuple(self._fids)
 
     def gp_inputs(self, m: int) -> dict[str, Any]:
-        """What fidelity `m`'s GP is fitted on, as copies: `X` (points in `[0, 1]^D`), `y` (values,
-        centred and scaled as the GP sees them), `theta` (its log hyper-parameters) and `noise_var` (the
-        noise variance in those units); for checks and timings against a reference GP."""
+        """What fidelity `m`'s GP is fitted on, for checks and timings against a reference GP.
+
+        Args:
+            m: the 0-based fidelity, in `0 … M−1`.
+
+        Returns:
+            Copies of `X` (points in `[0, 1]^D`), `y` (values, centred and scaled as the GP sees them),
+            `theta` (its log hyper-parameters) and `noise_var` (the noise variance in those units).
+        """
         m = self.ladder.check_index(m)
         X, y = self._data(m)
         return {"X": X.copy(), "y": y.copy(), "theta": self._theta[m].copy(), "noise_var": self._noise_scaled}
@@ -663,7 +419,7 @@ class MFGPUCB(Policy):
 
     # ------------------------------------------------------------------ caches
     def _after_load(self) -> None:
-        self._index = {self._X[i].tobytes(): i for i in range(self._n_points)}
+        super()._after_load()
         self._posts = [None] * self.M
 
     def _post(self, m: int) -> _gp.Posterior:
@@ -682,7 +438,15 @@ class MFGPUCB(Policy):
         return None if self.noise_var == "fit" else self._noise_scaled
 
     def beta_t(self, t: int) -> float:
-        """`β_t` (item 1 of the module docstring)."""
+        """`β_t` (item 1 of the module docstring): `0.2·d·log(2t)` (`beta="paper"`), `0.2·d·log(2dt)`
+        (`beta="code"`) or the constant given.
+
+        Args:
+            t: the iteration, 1-based (iterations after the initialisation; ζ-checks are not iterations).
+
+        Returns:
+            `β_t`; the confidence width is `β_t^{1/2} σ`.
+        """
         if not isinstance(self.beta, str):
             return float(self.beta)
         D = self.space.dim
@@ -690,26 +454,16 @@ class MFGPUCB(Policy):
 
     # ------------------------------------------------------------------ initialisation and refits
     def _finish_init(self) -> None:
-        y = self._obs_y
-        hi, lo = float(y.max()), float(y.min())
-        rng = hi - lo
-        if not rng > 0:  # all initial values equal: measure y in its own units
-            rng = max(abs(hi), 1.0)
-        self._y_scale = rng
-        self._y_center = hi + 2.0 * rng
+        """The initial design is in: set the scales, noise, γ and ζ from its values (:func:`initial_scales`,
+        unless given) and fit every GP."""
+        center, rng, noise, gamma, zeta = initial_scales(self._obs_y, self.M)
+        self._y_center, self._y_scale = center, rng
         if self.noise_var is None:
-            self._noise_scaled = max(1e-4 * float(np.var(y)) / rng**2, 1e-10)
+            self._noise_scaled = noise
         elif self.noise_var != "fit":
             self._noise_scaled = max(float(self.noise_var) / rng**2, 1e-10)
-        M = self.M
-        if self.gamma_init is None:
-            self._gamma_cur = np.full(M - 1, 0.01 * rng)
-        else:
-            self._gamma_cur = np.array(self.gamma_init, dtype=float)
-        if self.zeta_mode == "ladder":
-            self._zeta_cur = np.asarray(self.ladder.zeta, dtype=float).copy()
-        else:
-            self._zeta_cur = 0.01 * rng * (M - 1 - np.arange(M, dtype=float))
+        self._gamma_cur = gamma if self.gamma_init is None else np.array(self.gamma_init, dtype=float)
+        self._zeta_cur = np.asarray(self.ladder.zeta, dtype=float).copy() if self.zeta_mode == "ladder" else zeta
         self._initialised = True
         self._refit()
 
@@ -750,12 +504,12 @@ class MFGPUCB(Policy):
             post = self._post(m)
             rows = self._pend[:, 1] == m
             if np.any(rows):
-                Xp = self._X[self._pend[rows, 0]]
-                mu, _ = post.predict(Xp)
                 X, y = self._data(m)
-                post = _gp.fit_posterior(
-                    np.vstack([X, Xp]),
-                    np.concatenate([y, mu]),
+                post = condition_on_pending(
+                    post,
+                    X,
+                    y,
+                    self._X[self._pend[rows, 0]],
                     kernel=self.kernel,
                     theta=self._theta[m],
                     noise_var=self._gp_noise(),
@@ -764,8 +518,18 @@ class MFGPUCB(Policy):
         return out
 
     def acquisition(self, Z: np.ndarray) -> np.ndarray:
-        """`φ_t` (units of `y`) at the rows of `Z` (encoded points), for the next iteration `t`,
-        including the effect of pending pulls (for plots and diagnostics)."""
+        """`φ_t` (units of `y`) at the rows of `Z`, for the next iteration `t`, including the effect of
+        pending pulls (for plots and diagnostics).
+
+        Args:
+            Z: encoded points, shape `(n, D)` or `(D,)`, in `[0, 1]^D`; they are snapped to the space first.
+
+        Returns:
+            `φ_t` at each point (shape `(n,)`).
+
+        Raises:
+            PolicyError: the initial design has not been told yet (there is no GP).
+        """
         if not self._initialised:
             raise PolicyError("the acquisition is defined once the initial design has been told")
         Z = self.space.snap(np.atleast_2d(np.asarray(Z, dtype=float)))
@@ -782,8 +546,6 @@ class MFGPUCB(Policy):
         rb = math.sqrt(self.beta_t(t))
         posts = self._posteriors_with_pending()
         zs = self._scaled_zeta()[self._fids]
-        space = self.space
-        needs_snap = not bool(space.continuous.all())
 
         def phi(z: np.ndarray) -> float:
             best = math.inf
@@ -794,30 +556,8 @@ class MFGPUCB(Policy):
                     best = v
             return best
 
-        def neg(z: np.ndarray) -> float:
-            return -phi(space.snap(z) if needs_snap else z)
-
-        D = space.dim
-        maxfun = self.acq_maxfun or int(math.ceil(7 * min(5, D) ** 2 * math.sqrt(min(t, 1000))))
-        res = direct(neg, [(0.0, 1.0)] * D, maxfun=maxfun, maxiter=max(maxfun, 1000), locally_biased=False, eps=1e-4)
-        z = space.snap(np.clip(np.asarray(res.x, dtype=float), 0.0, 1.0))
-        val = phi(z)
-        cont = space.continuous
-        if self.polish and cont.any():
-            base = z.copy()
-
-            def neg_c(u: np.ndarray) -> float:
-                w = base.copy()
-                w[cont] = u
-                return -phi(w)
-
-            r = minimize(
-                neg_c, z[cont], method="L-BFGS-B", bounds=[(0.0, 1.0)] * int(cont.sum()), options={"maxiter": 50}
-            )
-            if np.all(np.isfinite(r.x)) and -float(r.fun) > val:
-                z = base.copy()
-                z[cont] = np.clip(r.x, 0.0, 1.0)
-                val = -float(r.fun)
+        maxfun = self.acq_maxfun or direct_budget(t, self.space.dim)
+        z, _ = maximize_acquisition(phi, self.space, maxfun=maxfun, polish=self.polish)
         return z, self._fidelity_rule(z, posts, rb)
 
     def _fidelity_rule(self, z: np.ndarray, posts: list[_gp.Posterior], rb: float) -> int:
@@ -840,52 +580,23 @@ class MFGPUCB(Policy):
         return arm, m
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
-        q = self._queue
-        if q.shape[0] and q[0, 0] == arm and q[0, 1] == fidelity:
-            self._push_pending(q[0], self._queue_y[0])
-            self._queue, self._queue_y = q[1:], self._queue_y[1:]
+        if self._issue_queued(arm, fidelity):
             return
         if arm == self._n_points:
             self._add_point(self._prop_x.copy())
         self._push_pending(np.array([arm, fidelity, ROLE_MAIN]), np.nan)
         self._t_issued += 1
 
-    def _push_pending(self, row: np.ndarray, y: float) -> None:
-        self._pend = np.vstack([self._pend, np.asarray(row, dtype=np.int64).reshape(1, 3)])
-        self._pend_y = np.append(self._pend_y, y)
-
-    def _pop_pending(self, arm: int, fidelity: int) -> tuple[int, float]:
-        hit = np.flatnonzero((self._pend[:, 0] == arm) & (self._pend[:, 1] == fidelity))
-        j = int(hit[0])  # an issued or claimed pull is always pending
-        role, y = int(self._pend[j, 2]), float(self._pend_y[j])
-        self._pend = np.delete(self._pend, j, axis=0)
-        self._pend_y = np.delete(self._pend_y, j)
-        return role, y
-
-    def _claim(self, arm: int, fidelity: int) -> bool:
-        q = self._queue
-        hit = np.flatnonzero((q[:, 0] == arm) & (q[:, 1] == fidelity))
-        if hit.size == 0:
-            return False
-        j = int(hit[0])
-        self._push_pending(q[j], self._queue_y[j])
-        self._queue, self._queue_y = np.delete(q, j, axis=0), np.delete(self._queue_y, j)
-        return True
-
     def _on_give_back(self, arm: int, fidelity: int) -> None:
         role, y = self._pop_pending(arm, fidelity)
         if role == ROLE_MAIN:
             self._t_issued -= 1
         else:
-            self._queue = np.vstack([np.array([[arm, fidelity, role]], dtype=np.int64), self._queue])
-            self._queue_y = np.concatenate([[y], self._queue_y])
+            self._queue_front(arm, fidelity, role, y)
 
     def _append_obs(self, arm: int, fidelity: int, value: float, role: int) -> None:
-        self._obs_arm = np.append(self._obs_arm, np.int64(arm))
-        self._obs_fid = np.append(self._obs_fid, np.int64(fidelity))
-        self._obs_y = np.append(self._obs_y, float(value))
-        self._obs_role = np.append(self._obs_role, np.int64(role))
-        self._posts[fidelity] = None
+        super()._append_obs(arm, fidelity, value, role)
+        self._posts[fidelity] = None  # rebuilt with the new point on its next use
 
     def _observe(self, arm: int, fidelity: int, value: float) -> None:
         role, y_high = self._pop_pending(arm, fidelity)
@@ -925,8 +636,7 @@ class MFGPUCB(Policy):
         mu, _ = self._post(m - 1).predict_one(self._X[arm])
         mu = mu * self._y_scale + self._y_center
         if abs(y - mu) > ZETA_SLACK * inc:
-            self._queue = np.vstack([np.array([[arm, m - 1, ROLE_CHECK]], dtype=np.int64), self._queue])
-            self._queue_y = np.concatenate([[y], self._queue_y])
+            self._queue_front(arm, m - 1, ROLE_CHECK, y)
 
     def _zeta_update(self, m: int, y_high: float, y_low: float) -> None:
         """A ζ-check result, by :func:`zeta_update` (item 4)."""

@@ -134,7 +134,7 @@ from mf_sched.sim.alternative import (
     best_response,
     project,
 )
-from mf_sched.sim.bounds import tight_lower_bound
+from mf_sched.sim.tight_bound import tight_lower_bound
 
 _THRESHOLDS = ("practical", "theory")
 _GRADIENTS = ("useful", "danskin")
@@ -465,7 +465,7 @@ class MFGrad(Policy):
     def _sweep_done(self) -> None:
         """Every pair has a sample. With `warm_start`, the exponential weights get the prior
         `½ ω*(µ̃) + ½ uniform`, `ω*` the optimal cost proportions of the plug-in model `µ̃` (the
-        empirical means projected on the model, :func:`mf_sched.sim.bounds.tight_lower_bound`)."""
+        empirical means projected on the model, :func:`mf_sched.sim.tight_bound.tight_lower_bound`)."""
         if not self.warm_start or self.n_arms < 2:
             return
         N, x = self._means()

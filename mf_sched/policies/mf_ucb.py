@@ -25,7 +25,7 @@ of the paper's experiments; the theory needs `ρ > 4` (Theorem 2; `ρ > 2` for L
 
 Consequence used by the tests (proof of Lemma 8): fidelity `ℓ < M` is chosen for arm `k` only while
 `T_k^(ℓ) ≤ ρ log t / ψ(γ(ℓ))`, so after `n` plays `T_k^(ℓ) ≤ ⌊ρ log n / ψ(γ(ℓ))⌋ + 1`
-deterministically (:func:`mf_sched.sim.bounds.mfucb_low_fidelity_caps`).
+deterministically (:func:`mf_sched.sim.regret_bounds.mfucb_low_fidelity_caps`).
 
 Resolutions of what the paper leaves open (Algorithm 1 in §3 does not fix them):
 
@@ -37,7 +37,7 @@ Resolutions of what the paper leaves open (Algorithm 1 in §3 does not fix them)
 * Every sample of `(k, m)` enters `X̄_k^(m)`, adopted ones included (`sample_agnostic`).
 * ζ need not be strictly decreasing here (the paper assumes it): the algorithm is well defined for any
   ζ ≥ 0; a `ζ(m) = 0` below `M` gives `γ(m) = 0` and that fidelity is never left, as Eq. 4 says.
-  The theory's regularity condition is reported by :func:`mf_sched.sim.bounds.mfucb_analysis`.
+  The theory's regularity condition is reported by :func:`mf_sched.sim.regret_bounds.mfucb_analysis`.
 * The paper defines no recommendation (only regret). :meth:`recommendation` returns, as an extension, the
   arm played most often at the highest fidelity (ties: higher mean there), which is where MF-UCB puts
   its Ω(n) plays of the optimum.

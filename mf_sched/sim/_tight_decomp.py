@@ -1,6 +1,6 @@
 """A fast solver for the tight lower bound of Poiani et al. (2024): a decomposition over challengers.
 
-:func:`mf_sched.sim.bounds.tight_lower_bound` computes `C*(µ) = 1 / max_ω F(ω, µ)` (Poiani, Degenne, Kaufmann,
+:func:`mf_sched.sim.tight_bound.tight_lower_bound` computes `C*(µ) = 1 / max_ω F(ω, µ)` (Poiani, Degenne, Kaufmann,
 Metelli, Restelli 2024, the cost-weighted characteristic time) with `F = min_{b≠i} f_b` and `f_b` the
 cheapest alternative in which challenger `b` is at least as good as the best arm `i`
 (:mod:`mf_sched.sim.alternative`). Its reference method, Kelley's cutting planes with one sparse LP in all
@@ -38,7 +38,7 @@ fidelities get the exact shares of a small LP in `M` variables (constraints adde
 `η`); `F` of the resulting `ω` is evaluated *exactly* (:func:`mf_sched.sim.alternative.answer_values`), so
 `Σ ω / F(ω) ≥ C*`. The two bounds certify the relative gap (`≤ 1e-7` on every published instance and
 on random instances up to `K = 100,000`). Where the means violate the model the lower bound stays
-valid but the upper bound can be loose; :func:`mf_sched.sim.bounds.tight_lower_bound` then falls back to the
+valid but the upper bound can be loose; :func:`mf_sched.sim.tight_bound.tight_lower_bound` then falls back to the
 reference method on small instances.
 
 Cost per iteration: `O(K · G · M)` with a grid of `G` points; about 10–20 iterations.

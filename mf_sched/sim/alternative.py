@@ -1,6 +1,6 @@
 """The closest alternative in the multi-fidelity model (Poiani, Degenne, Kaufmann, Metelli, Restelli 2024).
 
-Shared by the tight lower bound (:func:`mf_sched.sim.bounds.tight_lower_bound`), MF-GRAD's gradient and its
+Shared by the tight lower bound (:func:`mf_sched.sim.tight_bound.tight_lower_bound`), MF-GRAD's gradient and its
 GLR stopping statistic (:mod:`mf_sched.policies.mf_grad`). The problem is the one the authors' released code
 solves (`riccardopoiani/adv-mf-bai`, `utils/lb_tool_fast_stopping.py`); the exact solver below is ours.
 

@@ -17,6 +17,7 @@ from mf_sched import Bounded, DuplicateTellError, FidelityLadder, Policy, Policy
 from mf_sched.continuous.functions import get_function
 from mf_sched.continuous.gp import fit_posterior
 from mf_sched.continuous.space import Categorical, Float, Int, SearchSpace
+from mf_sched.policies._mf_gp_ucb_rules import hyper_box, initial_scales
 from mf_sched.policies.mf_gp_ucb import MFGPUCB, ROLE_NAMES, fidelity_rule, gamma_update, zeta_update
 
 pytest.importorskip("sklearn")
@@ -84,6 +85,43 @@ def test_data_dependent_prior_and_initial_gamma_zeta():
     q = small(zeta="ladder")
     q.tell_batch(q.ask_batch(), vals)
     np.testing.assert_allclose(q.zeta_current, CURRIN.ladder.zeta)
+
+
+def test_equal_initial_values_measure_y_in_its_own_units():
+    """App. B divides by the range of Y_0; when it is 0 the unit is max(|max Y_0|, 1) (no division by zero)."""
+    for value, unit in ((-7.0, 7.0), (0.25, 1.0)):
+        mean, r, noise, gamma, zeta = initial_scales(np.full(5, value), 3)
+        assert (mean, r, noise) == (value + 2 * unit, unit, 1e-10)
+        np.testing.assert_allclose(gamma, [0.01 * unit] * 2)
+        np.testing.assert_allclose(zeta, [0.02 * unit, 0.01 * unit, 0.0])
+        p = small()
+        pulls = p.ask_batch()
+        p.tell_batch(pulls, [value] * len(pulls))
+        assert (p.prior_mean, p.y_scale) == (mean, r)
+
+
+def test_the_hyperparameter_box_is_the_codes():
+    """Item 6: signal variance in [1, 10] (units of the range), bandwidths in √d·[10⁻³, 10], start s = 1, h = 0.2√d."""
+    for kernel, D, fit_noise in (("se", 3, False), ("matern52-ard", 4, True)):
+        bounds, theta = hyper_box(kernel, D, fit_noise)
+        n_h = D if kernel.endswith("-ard") else 1
+        assert bounds.shape == (1 + n_h + fit_noise, 2) and theta.shape == (1 + n_h + fit_noise,)
+        np.testing.assert_allclose(np.exp(bounds[0]), [1.0, 10.0])
+        np.testing.assert_allclose(np.exp(bounds[1 : 1 + n_h]), [[1e-3 * math.sqrt(D), 10 * math.sqrt(D)]] * n_h)
+        np.testing.assert_allclose(np.exp(theta[: 1 + n_h]), [1.0] + [0.2 * math.sqrt(D)] * n_h)
+        if fit_noise:
+            assert math.exp(theta[-1]) == pytest.approx(1e-4)
+    h3 = get_function("hartmann3")
+    p = MFGPUCB(h3.space, h3.ladder, kernel="se", seed=0)  # D = 3
+    np.testing.assert_array_equal(p.gp_inputs(0)["theta"], hyper_box("se", 3, False)[1])  # the start, before a fit
+
+
+def test_the_rules_are_importable_from_the_policy_module():
+    from mf_sched.policies import _mf_gp_ucb_rules as rules
+    from mf_sched.policies import mf_gp_ucb
+
+    for name in ("fidelity_rule", "gamma_update", "zeta_update"):
+        assert getattr(mf_gp_ucb, name) is getattr(rules, name) and name in mf_gp_ucb.__all__
 
 
 def test_fidelity_rule_picks_the_first_cheap_fidelity_still_uncertain():

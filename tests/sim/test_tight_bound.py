@@ -246,19 +246,19 @@ def test_decomposition_agrees_with_the_cutting_planes_on_random_instances():
 def test_auto_method_and_time_limit():
     """``method="auto"`` keeps the reference on small instances and uses the decomposition at scale; a time
     limit returns a valid (looser) bound, says so, and is not cached."""
-    from mf_sched.sim import bounds
+    from mf_sched.sim import tight_bound
 
     small = Instance.synthetic(20, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=1)
     assert instance_tight_lower_bound(small, 0.05).method == "cutting-plane"
     big = Instance.synthetic(2000, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=1)
     full = instance_tight_lower_bound(big, 0.05)
     assert full.method == "decomposition" and full.gap <= 1e-6 and not full.timed_out
-    bounds._TIGHT_CACHE.clear()
+    tight_bound._TIGHT_CACHE.clear()
     cut = instance_tight_lower_bound(big, 0.05, time_limit=1e-6)
     assert cut.timed_out and "time limit" in cut.note
     assert 0 < cut.complexity <= full.complexity * (1 + 1e-9)
     assert cut.gap > 1e-6
-    assert not bounds._TIGHT_CACHE  # a bound cut short is computed again next time
+    assert not tight_bound._TIGHT_CACHE  # a bound cut short is computed again next time
     with pytest.raises(ValueError, match="method"):
         tight_lower_bound([[0.4], [0.5]], [1.0], [0.0], 0.1, sigma=1.0, method="simplex")
     with pytest.raises(ValueError, match="time_limit"):
@@ -267,10 +267,10 @@ def test_auto_method_and_time_limit():
 
 def test_long_computations_show_progress(capsys):
     """Defect 3: the bound ran for minutes without a word; at K·M ≥ 10,000 it reports its iterations."""
-    from mf_sched.sim import bounds
+    from mf_sched.sim import tight_bound
 
     big = Instance.synthetic(3400, [1, 10, 100], [1.0, 0.2, 0.0], [0.3, 0.05, 0.0], seed=2)
-    bounds._TIGHT_CACHE.clear()
+    tight_bound._TIGHT_CACHE.clear()
     lb = instance_tight_lower_bound(big, 0.05, progress=True)
     assert lb.gap <= 1e-6
     assert "tight lower bound (K=3400, M=3)" in capsys.readouterr().err
