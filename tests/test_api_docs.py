@@ -131,8 +131,6 @@ PENDING = frozenset(
         "mf_sched.policy",
         "mf_sched.integrations.optuna",
         "mf_sched.integrations.ray",
-        "mf_sched.policies.mf_gp_ucb",
-        "mf_sched.sim.bounds",
     }
 )
 
