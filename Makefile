@@ -43,7 +43,7 @@ test: $(VENV)/.installed-test-$(TEST_EXTRAS)
 	$(BIN)/python -m ruff check mf_sched integrations tests benchmarks examples scripts
 	$(BIN)/python -m ruff format --check --quiet mf_sched integrations tests benchmarks examples scripts
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	MF_SCHED_DOCS_SITE=build/site $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## test-slow: only the tests marked slow
 test-slow: $(VENV)/.installed-test-$(TEST_EXTRAS)

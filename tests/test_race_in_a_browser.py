@@ -18,23 +18,15 @@ optuna = pytest.importorskip("optuna", reason="the 'optuna' extra is not install
 pytest.importorskip("plotly", reason="plotly (the 'viz' extra) is not installed")
 plt = pytest.importorskip("matplotlib.pyplot", reason="matplotlib is not installed")
 
+from _browser import CHROMIUM, FLAGS, NO_CHROMIUM  # noqa: E402
 from mf_sched.integrations.optuna import MFPruner, MFSampler  # noqa: E402
 
 from mf_sched.visualization import plot_race  # noqa: E402
 from mf_sched.visualization._style import COLORS  # noqa: E402
 from mf_sched.visualization.report import write_report  # noqa: E402
 
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
-    pytest.skip(
-        "no Chromium: install Debian's chromium package (apt-get install chromium chromium-driver) or set CHROMIUM",
-        allow_module_level=True,
-    )
-# the flags that work on a machine without a display, a sandbox or a network (run as root)
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-]  # fmt: skip
+    pytest.skip(NO_CHROMIUM, allow_module_level=True)
 
 
 def chromium(page: Path, out: Path, *extra: str, size: str = "1300,2300") -> subprocess.CompletedProcess:
