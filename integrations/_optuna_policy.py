@@ -4,7 +4,8 @@ MF-GP-UCB ...).
 
 :class:`MFSampler` picks one strategy in its constructor — :class:`_FiniteArms` or :class:`_ContinuousGP`, both
 :class:`_Arms` — and calls it wherever the two kinds differ: checking the policy, learning the search space,
-building and replaying the policy, placing a new trial, the recommended parameters and sampling a parameter.
+building and replaying the policy, placing a new trial, the answer (:meth:`_Arms.recommendation`), the recommended
+parameters and sampling a parameter.
 
 The policy is rebuilt from the study's storage at every decision: every trial is replayed in `number` order
 into a fresh policy (COMPLETE/PRUNED trials adopted and told their value at their fidelity, RUNNING ones
