@@ -1,5 +1,6 @@
-"""The race of an Optuna study, made visible: the numbers behind each stop on the pruned trial, the certificate on the
-study, and the study's race read back for :mod:`mf_sched.visualization`.
+"""The race of an Optuna study, made visible: the numbers behind each stop on the pruned trial and the certificate on
+the study (the study's race is read back for :mod:`mf_sched.visualization` by
+:mod:`mf_sched.integrations._optuna_readback`).
 
 **On the trial** (user attributes, which optuna-dashboard shows on the trial page; written when MFPruner or
 MFSampler stops the trial, by :func:`note_decision`):
@@ -22,7 +23,8 @@ MFSampler stops the trial, by :func:`note_decision`):
 **On the study** (study user attributes, written by :func:`note_certificate` whenever they change): the
 certificate (`race:certificate`: the best run and trial, its value, ε, δ, identified, the bias bound's source,
 runs per status, the uncovered runs), the same in one sentence (`race:summary`) and the race's configuration
-(`race:config`: ladder, δ, σ, ζ⁺, the candidates' settings) from which :func:`study_race_data` rebuilds the
+(`race:config`: ladder, δ, σ, ζ⁺, the candidates' settings) from which
+:func:`~mf_sched.integrations._optuna_readback.study_race_data` rebuilds the
 race of a study loaded from its storage without the sampler or pruner objects (`mf-sched report`).
 
 Private Optuna API used (as in :mod:`mf_sched.integrations.optuna`): a pruner or sampler gets a
@@ -32,26 +34,20 @@ Private Optuna API used (as in :mod:`mf_sched.integrations.optuna`): a pruner or
 
 from __future__ import annotations
 
-import datetime
-import json
 import math
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import optuna
-from optuna.distributions import distribution_to_json, json_to_distribution
-from optuna.study import StudyDirection
+from optuna.distributions import distribution_to_json
+from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from mf_sched.ladder import FidelityLadder
-from mf_sched.racing.bias import RaceBias
-from mf_sched.racing.curve_bound import CurveBound
 from mf_sched.racing.engine import RungEliminator
 from mf_sched.visualization._data import RaceData, certificate_fields, stop_reason
 
-from ._optuna_race import ARM, trial_rung_values
+from ._optuna_study import sign_of
 
 __all__ = [
     "CERTIFICATE",
@@ -60,28 +56,32 @@ __all__ = [
     "decision_attrs",
     "note_decision",
     "note_certificate",
-    "study_race_data",
+    "note_pause",
+    "key_name",
+    "metric_name",
+    "CONFIG_VERSION",
 ]
 
 CERTIFICATE, SUMMARY, CONFIG = "race:certificate", "race:summary", "race:config"
-_CONFIG_VERSION = 1
+CONFIG_VERSION = 1
 _MAX_LISTED = 20  # uncovered runs listed by name in the certificate (optuna-dashboard cuts attributes at 1 KB)
 _written: dict[tuple[int, int, str], Any] = {}  # (storage, study, key) -> the value last written by this process
 _written_lock = threading.Lock()
 
 
-def _sign(study: optuna.Study) -> float:
-    return 1.0 if study.direction == StudyDirection.MAXIMIZE else -1.0
-
-
 def _by_arm(adapter: Any) -> bool:
-    from .optuna import MFSampler
-
-    return isinstance(adapter, MFSampler)
+    """Whether the adapter's runs are configurations (MFSampler: the only adapter that is a sampler) rather than
+    trials (MFPruner)."""
+    return isinstance(adapter, BaseSampler)
 
 
 def key_name(key: Hashable, by_arm: bool) -> str:
-    """How a run is named: `"config 3"` (MFSampler's candidate 3), `"trial 7"`."""
+    """How a run is named: `"config 3"` (MFSampler's candidate 3), `"trial 7"`.
+
+    Args:
+        key: the run's key in the engine: an arm index, a trial number, or `"trial-<n>"`.
+        by_arm: whether the runs are MFSampler's configurations (else trials, as MFPruner's).
+    """
     if isinstance(key, str) and key.startswith("trial-"):
         return "trial " + key[len("trial-") :]
     return f"config {key}" if by_arm else f"trial {key}"
@@ -115,8 +115,17 @@ def decision_attrs(
     by_arm: bool = False,
     incumbent_trial: int | None = None,
 ) -> dict[str, Any]:
-    """The `race:*` attributes of a stopped run (see the module docstring); `steps` are the rungs' steps as
-    the objective reports them. Empty when `key` is not stopped. Uses the engine's public methods only."""
+    """The `race:*` attributes of a stopped run (see the module docstring); empty when `key` is not stopped. Uses
+    the engine's public methods only.
+
+    Args:
+        engine: the race (maximisation convention).
+        key: the stopped run.
+        sign: `1.0` for a study that maximizes, `-1.0` for one that minimizes (values are shown as reported).
+        steps: the rungs' steps as the objective reports them.
+        by_arm: whether the runs are MFSampler's configurations (else trials).
+        incumbent_trial: the trial that carries the incumbent's result, if known (`race:incumbent_trial`).
+    """
     rung = engine.stop_rung(key)
     if rung is None:
         return {}
@@ -168,12 +177,22 @@ def note_decision(
     trials: Sequence[FrozenTrial] | None = None,
 ) -> None:
     """Record on `trial` (user attributes) why run `key` was stopped; nothing when it is not stopped. A trial
-    that already finished cannot be annotated: then nothing is written."""
+    that already finished cannot be annotated: then nothing is written.
+
+    Args:
+        study: the study.
+        trial: the trial to annotate.
+        engine: the race.
+        key: the trial's run.
+        steps: the rungs' steps as the objective reports them.
+        adapter: the MFSampler or MFPruner that decided (how runs are named, and the arm of a trial).
+        trials: the study's trials (to name the incumbent's trial), if read already.
+    """
     by_arm = _by_arm(adapter)
     arm_of = getattr(adapter, "arm_of", None)
     inc, _ = engine.incumbent() if engine.rule == "race" else (None, None)
     inc_trial = None if inc is None else _top_trial(inc, by_arm, trials, arm_of)
-    attrs = decision_attrs(engine, key, sign=_sign(study), steps=steps, by_arm=by_arm, incumbent_trial=inc_trial)
+    attrs = decision_attrs(engine, key, sign=sign_of(study), steps=steps, by_arm=by_arm, incumbent_trial=inc_trial)
     for k, v in attrs.items():
         try:
             study._storage.set_trial_user_attr(trial._trial_id, k, v)
@@ -186,14 +205,23 @@ def note_pause(
     eta: float,
 ) -> None:  # fmt: skip
     """Record on `trial` why the anytime schedule paused it (pruned, not stopped: its configuration may run
-    again): its value at the rung against ASHA's cut there (the `max(1, ⌊n/η⌋)`-th best value recorded)."""
+    again): its value at the rung against ASHA's cut there (the `max(1, ⌊n/η⌋)`-th best value recorded).
+
+    Args:
+        study: the study.
+        trial: the paused trial.
+        engine: the race.
+        key: the trial's run.
+        steps: the rungs' steps as the objective reports them.
+        eta: ASHA's reduction factor η.
+    """
     rung = engine.reached(key)
     v = engine.value(key, rung)
     if v is None:
         return
     vals = sorted((x for k in engine.keys if (x := engine.value(k, rung)) is not None), reverse=True)
     keep = max(1, int(len(vals) // eta))
-    sign = _sign(study)
+    sign = sign_of(study)
     attrs = {
         "race:rule": engine.rule,
         "race:rung": int(rung),
@@ -222,7 +250,7 @@ def _certificate_attrs(
     study: optuna.Study, engine: RungEliminator, by_arm: bool, trials: Sequence[FrozenTrial] | None, arm_of: Any
 ) -> dict[str, Any]:
     cert = engine.certificate()
-    d = certificate_fields(cert, _sign(study), lambda k: key_name(k, by_arm))
+    d = certificate_fields(cert, sign_of(study), lambda k: key_name(k, by_arm))
     best_trial = None if cert.key is None else _top_trial(cert.key, by_arm, trials, arm_of)
     unc = d["uncovered"]
     d["uncovered"] = unc[:_MAX_LISTED] + ([f"... {len(unc) - _MAX_LISTED} more"] if len(unc) > _MAX_LISTED else [])
@@ -242,10 +270,11 @@ def _lean_bias(bias: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _config_attr(study: optuna.Study, adapter: Any, engine: RungEliminator) -> dict[str, Any]:
-    """What :func:`study_race_data` needs to rebuild the race from the storage alone."""
+    """What :func:`~mf_sched.integrations._optuna_readback.study_race_data` needs to rebuild the race from the storage
+    alone."""
     cfg = engine.config()
     out: dict[str, Any] = {
-        "version": _CONFIG_VERSION,
+        "version": CONFIG_VERSION,
         "adapter": "MFSampler" if _by_arm(adapter) else "MFPruner",
         "rule": engine.rule,
         "ladder": cfg["ladder"],
@@ -287,7 +316,15 @@ def _put_study_attr(study: optuna.Study, key: str, value: Any) -> bool:
 def note_certificate(
     study: optuna.Study, adapter: Any, engine: RungEliminator, trials: Sequence[FrozenTrial] | None = None
 ) -> None:
-    """Store the certificate, its summary and the race's configuration with the study (study user attributes)."""
+    """Store the certificate, its summary and the race's configuration with the study (study user attributes);
+    each is written only when this process has not written the same value before.
+
+    Args:
+        study: the study.
+        adapter: the MFSampler or MFPruner whose race it is.
+        engine: the race.
+        trials: the study's trials (to name the best run's trial), if read already.
+    """
     by_arm = _by_arm(adapter)
     arm_of = getattr(adapter, "arm_of", None)
     cert = _certificate_attrs(study, engine, by_arm, trials, arm_of)
@@ -295,8 +332,8 @@ def note_certificate(
     if not _put_study_attr(study, CERTIFICATE, cert):
         return
     race = RaceData(
-        runs=[], resources=(), direction="maximize" if _sign(study) > 0 else "minimize",
-        metric=_metric_name(study), rule=engine.rule, certificate=cert, incumbent=[],
+        runs=[], resources=(), direction="maximize" if sign_of(study) > 0 else "minimize",
+        metric=metric_name(study), rule=engine.rule, certificate=cert, incumbent=[],
     )  # fmt: skip
     summary = race.summary()
     if cert.get("best_trial") is not None:
@@ -304,154 +341,14 @@ def note_certificate(
     _put_study_attr(study, SUMMARY, summary)
 
 
-# ----------------------------------------------------------------------------------------- reading a study back
-def _metric_name(study: optuna.Study) -> str:
+def metric_name(study: optuna.Study) -> str:
+    """The study's metric name as plots and summaries show it.
+
+    Args:
+        study: the study.
+
+    Returns:
+        Its first `metric_names` entry (`study.set_metric_names`), else `"objective value"`.
+    """
     names = getattr(study, "metric_names", None)
     return names[0] if names else "objective value"
-
-
-def _rebuild_adapter(study: optuna.Study, cfg: Mapping[str, Any]) -> Any:
-    """The MFSampler or MFPruner a study was raced with, from its `race:config` (validated by the constructors)."""
-    from .optuna import MFPruner, MFSampler
-
-    if not isinstance(cfg, Mapping) or cfg.get("version") != _CONFIG_VERSION:
-        raise ValueError(f"study {study.study_name!r}: {CONFIG} is not a race configuration of version 1")
-    try:
-        lad = FidelityLadder.from_dict(cfg["ladder"])
-        bias = cfg.get("race_bias")
-        if bias is not None:
-            bias = CurveBound.from_dict(bias) if "hi" in bias else RaceBias.from_dict(bias)
-        sigma = [float(s) for s in cfg["sigma"]]
-        delta = float(cfg["delta"])
-        if cfg.get("adapter") == "MFSampler":
-            space = cfg.get("search_space")
-            if space is not None:
-                if not isinstance(space, Mapping):
-                    raise ValueError("search_space must be a mapping")
-                space = {str(k): json_to_distribution(str(v)) for k, v in space.items()}
-            return MFSampler(
-                ladder=lad, race_bias=bias, sigma=sigma, delta=delta, search_space=space,
-                n_candidates=int(cfg["n_candidates"]), candidate_seed=int(cfg["candidate_seed"]),
-                max_grid=int(cfg["max_grid"]), max_failures=int(cfg["max_failures"]), order=str(cfg["order"]),
-                stale_after=None,
-            )  # fmt: skip
-        if cfg.get("adapter") == "MFPruner":
-            rule = str(cfg["rule"])
-            n = cfg.get("n_trials")
-            kw: dict[str, Any] = (
-                {"race_bias": bias} if rule == "race" else {"bias": cfg.get("bias"), "eta": cfg.get("eta")}
-            )
-            return MFPruner(lad, rule=rule, sigma=sigma, delta=delta, n_trials=None if n is None else int(n), **kw)
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
-        raise ValueError(f"study {study.study_name!r}: {CONFIG} is malformed: {e}") from None
-    raise ValueError(f"study {study.study_name!r}: {CONFIG} names an unknown adapter {cfg.get('adapter')!r}")
-
-
-def _adapter_of(study: optuna.Study, trials: Sequence[FrozenTrial]) -> Any:
-    """The adapter whose engine is the study's race: the live one, else the one stored with the study, else the
-    defaults (MFSampler when the trials carry its candidates, else MFPruner)."""
-    from .optuna import MFPruner, MFSampler
-
-    s, p = study.sampler, study.pruner
-    if isinstance(s, MFSampler) and s.race and not s.dynamic_space and not s.continuous:
-        return s
-    if isinstance(p, MFPruner):
-        return p
-    cfg = study._storage.get_study_user_attrs(study._study_id).get(CONFIG)
-    if cfg is not None:
-        return _rebuild_adapter(study, cfg)
-    if any(isinstance(t.system_attrs.get(ARM), int) for t in trials):
-        return MFSampler(stale_after=None)
-    return MFPruner()
-
-
-def _evidence_of(t: FrozenTrial) -> dict[str, Any]:
-    a = t.user_attrs
-    if "race:bound" not in a and "race:rung" not in a:
-        return {}
-    inc_bound = a.get("race:incumbent_lower_bound", a.get("race:incumbent_upper_bound"))
-    out = {
-        "rung": a.get("race:rung"),
-        "value": a.get("race:value"),
-        "bound": a.get("race:bound"),
-        "incumbent": a.get("race:incumbent"),
-        "incumbent_value": a.get("race:incumbent_value"),
-        "incumbent_bound": inc_bound,
-        "reason": a.get("race:reason"),
-        "trial": t.number,
-    }
-    return {k: v for k, v in out.items() if v is not None}
-
-
-def study_race_data(study: optuna.Study) -> RaceData:
-    """The race of an Optuna study (see :mod:`mf_sched.visualization`): rebuilt from its storage with the sampler
-    or pruner it was raced with (the live objects, else the `race:config` stored with it, else the defaults).
-
-    Raises:
-        ValueError: the study has no trial with a reported value at a rung (nothing was raced yet), or its
-            `race:config` is malformed.
-    """
-    trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-    adapter = _adapter_of(study, trials)
-    engine = adapter.engine(study)
-    if engine is None or len(engine) == 0:
-        raise ValueError(
-            f"study {study.study_name!r} has nothing to plot yet: no trial reported a value at a rung "
-            "(trial.report(value, step)), or the maximum resource is still unknown"
-        )
-    lad, off = adapter.study_ladder(study, trials)
-    by_arm = _by_arm(adapter)
-    sign = _sign(study)
-    steps = np.asarray(lad.resources, dtype=float) - off
-    starts = [t.datetime_start for t in trials if t.datetime_start is not None]
-    t0 = min(starts) if starts else None
-    now = datetime.datetime.now()
-    of_key: dict[Hashable, list[FrozenTrial]] = {}
-    for t in sorted(trials, key=lambda x: x.number):
-        if by_arm:
-            a = adapter.arm_of(t)
-            k: Hashable = a if a is not None else f"trial-{t.number}"
-        else:
-            k = t.number
-        if k in engine:
-            of_key.setdefault(k, []).append(t)
-    if engine.rule != "race":  # IISE's rule decides when a trial reports (MFPruner.prune): replay the decisions
-        for k in engine.keys:
-            ts = of_key.get(k, [])
-            if ts and ts[-1].state == TrialState.PRUNED:
-                engine.should_stop(k)
-            elif ts and ts[-1].state != TrialState.RUNNING and engine.reached(k) < engine.M - 1:
-                engine.mark_lost(k)
-    names, params, curves, times, evidence, numbers = {}, {}, {}, {}, {}, {}
-    cands = adapter.candidates if by_arm else None
-    for k in engine.keys:
-        ts = of_key.get(k, [])
-        names[k] = key_name(k, by_arm)
-        if by_arm and isinstance(k, int) and cands is not None:
-            params[k] = dict(cands[k])
-        elif ts:
-            params[k] = dict(ts[0].params)
-        pts: dict[float, float] = {}
-        when = np.full(lad.M, np.nan)
-        for t in ts:  # the lowest-numbered trial wins where two report the same step (as the race does)
-            for s, v in t.intermediate_values.items():
-                if v is not None and math.isfinite(v):
-                    pts.setdefault(float(s) + off, float(v))
-            if t0 is not None and t.datetime_start is not None:
-                end = t.datetime_complete or now
-                sec = (end - t0).total_seconds()
-                have = ~np.isnan(trial_rung_values(t, steps))
-                when = np.where(have & np.isnan(when), sec, when)
-            ev = _evidence_of(t)
-            if ev:
-                evidence[k] = ev
-        if pts:
-            xs = sorted(pts)
-            curves[k] = (xs, [pts[x] for x in xs])
-        times[k] = when
-        numbers[k] = [t.number for t in ts]
-    return RaceData.from_engine(
-        engine, sign=sign, metric=_metric_name(study), names=names, params=params, curves=curves,
-        times=times if t0 is not None else None, evidence=evidence, trials=numbers,
-        time_label="seconds since the study's first trial started", source=f"Optuna study {study.study_name!r}",
-    )  # fmt: skip

@@ -4,7 +4,8 @@ MF-GP-UCB ...).
 
 :class:`MFSampler` picks one strategy in its constructor — :class:`_FiniteArms` or :class:`_ContinuousGP`, both
 :class:`_Arms` — and calls it wherever the two kinds differ: checking the policy, learning the search space,
-building and replaying the policy, placing a new trial, the recommended parameters and sampling a parameter.
+building and replaying the policy, placing a new trial, the answer (:meth:`_Arms.recommendation`), the recommended
+parameters and sampling a parameter.
 
 The policy is rebuilt from the study's storage at every decision: every trial is replayed in `number` order
 into a fresh policy (COMPLETE/PRUNED trials adopted and told their value at their fidelity, RUNNING ones
@@ -32,6 +33,7 @@ from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation
 
 from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
+from ._optuna_recommendation import MFRecommendation, resources_spent
 from ._optuna_space import SearchState, point_of, same_distribution, to_python
 
 __all__ = ["GP_POLICIES", "policy_result", "arms_for"]
@@ -67,9 +69,18 @@ class SamplerView(Protocol):
 
     def proposed_arm(self, study: optuna.Study, trial: FrozenTrial) -> tuple[dict[str, Any], bool] | None: ...
 
+    def arm_of(self, t: FrozenTrial) -> int | None: ...
+
 
 def policy_result(t: FrozenTrial) -> float | None:
-    """A trial's value for the policy: `mf:result`, else its value (COMPLETE) or last report (PRUNED)."""
+    """A trial's value for the policy: `mf:result`, else its value (COMPLETE) or last report (PRUNED).
+
+    Args:
+        t: a trial of the study.
+
+    Returns:
+        The value, or None when it has none or it is not finite.
+    """
     attrs = t.system_attrs
     v = attrs.get(RESULT)
     if v is None and t.state == TrialState.COMPLETE and t.value is not None:
@@ -157,6 +168,44 @@ class _Arms(abc.ABC):
             return None, 0, seen, False
         arm, fid, replica = self.place(study, trial, policy, running)
         return arm, fid, seen, replica
+
+    def recommendation(self, study: optuna.Study, sign: float) -> MFRecommendation:
+        """The policy's answer, replayed from the study's storage (:meth:`replay_study`).
+
+        Args:
+            study: the study.
+            sign: `1.0` for a study that maximizes, `-1.0` for one that minimizes.
+
+        Returns:
+            The policy's recommendation with its cost and the study's counts (`"in-progress"` and no answer while
+                the search space is unknown).
+        """
+        s = self.sampler
+        policy, trials, _ = self.replay_study(study, sign)
+        lad = s.ladder
+        assert lad is not None
+        spent = resources_spent(trials, s.arm_of, 0)
+        if policy is None:
+            return MFRecommendation(None, None, False, "in-progress", s.delta, 0.0, 0.0, spent, 0.0, False,
+                                    len(trials))  # fmt: skip
+        rec = policy.recommendation()
+        params = self.recommended_params(rec)
+        n_cand = len(self.search.candidates) if self.search.candidates is not None else 0
+        return MFRecommendation(
+            params=params,
+            arm=rec.arm,
+            certified=rec.certified,
+            reason=rec.reason,
+            delta=rec.delta,
+            cost=policy.cost,
+            full_fidelity_cost=n_cand * lad.costs[-1],
+            resources_spent=spent,
+            full_fidelity_resources=n_cand * float(lad.resources[-1]),
+            done=policy.done,
+            n_trials=len(trials),
+            rung=rec.details.get("rung"),
+            details=dict(rec.details),
+        )
 
     def _noise(self) -> dict[str, Any]:
         return {"kind": "subgaussian", "sigma": self.sampler.policy_sigma}
@@ -383,5 +432,10 @@ class _ContinuousGP(_Arms):
 
 
 def arms_for(sampler: SamplerView, policy: str) -> _Arms:
-    """The strategy for `policy`: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`."""
+    """The strategy for `policy`: :class:`_ContinuousGP` for the GP policies, else :class:`_FiniteArms`.
+
+    Args:
+        sampler: the MFSampler the strategy serves.
+        policy: the registered policy's name (`MFSampler(policy=...)`).
+    """
     return (_ContinuousGP if policy in GP_POLICIES else _FiniteArms)(sampler)

@@ -692,6 +692,128 @@ def optuna_studies() -> Any:
     return out
 
 
+def _ordinary(kind: str, minimize: bool = False, report: bool = True) -> Callable[[Any], float]:
+    """An objective that trains from scratch (no train_to), MFPruner stopping or pausing it; `report=False`: a
+    black-box objective."""
+    import optuna
+
+    def acc(x: float, e: int) -> float:
+        return (0.9 - 0.3 * (x - 0.6) ** 2) * (1 - math.exp(-0.25 * e * (0.5 + x)))
+
+    def objective(trial: Any) -> float:
+        if kind == "grid":
+            x = trial.suggest_categorical("x", [0.1, 0.2, 0.35, 0.5, 0.6, 0.7, 0.8, 0.95])
+        else:
+            x = trial.suggest_float("x", 0.0, 1.0)
+        v = 0.0
+        for e in range(1, 28 if report else 1):
+            v = 1.0 - acc(x, e) if minimize else acc(x, e)
+            trial.report(v, e)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return v if report else acc(x, 27)
+
+    return objective
+
+
+@scenario
+def optuna_paths() -> Any:
+    """The MFSampler/MFPruner paths `optuna_studies` leaves out: ordinary objectives (pauses, MFSampler's own
+    pruning decision), an inferred ladder and discovery trials, minimisation, a black-box objective, enqueued
+    trials, keep_sampling, an answer while the race runs, the other registered policies and IISE's rule."""
+    import optuna
+    from mf_sched.integrations.optuna import MFPruner, MFSampler, finish, train_to
+
+    from mf_sched import FidelityLadder
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    out: dict[str, Any] = {}
+
+    def run(name: str, make: Callable[[], Any], objective: Any, n: int, *, direction: str = "maximize",
+            enqueue: Any = None, early: int | None = None) -> None:  # fmt: skip
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sampler, pruner = make()
+                study = optuna.create_study(direction=direction, sampler=sampler, pruner=pruner)
+                for params in enqueue or ():
+                    study.enqueue_trial(params)
+                rec_early = None
+                if early is not None:
+                    study.optimize(objective, n_trials=early, catch=(RuntimeError,))
+                    rec_early = clean(sampler.recommendation(study)) if isinstance(sampler, MFSampler) else None
+                study.optimize(objective, n_trials=n - (early or 0), catch=(RuntimeError,))
+                row: dict[str, Any] = {"study": _study_record(study), "early": rec_early}
+                if isinstance(sampler, MFSampler):
+                    row["rec"] = clean(sampler.recommendation(study))
+                    row["spent"] = sampler.resources_spent(study)
+                    row["arms"] = sampler.arms(study)
+                    eng = sampler.engine(study)
+                    row["engine"] = clean(eng.state_dict()) if eng is not None else None
+                if isinstance(pruner, MFPruner):
+                    eng = pruner.engine(study)
+                    row["pruner_engine"] = clean(eng.state_dict()) if eng is not None else None
+            out[name] = row
+        except Exception as e:  # noqa: BLE001
+            out[name] = f"{type(e).__name__}: {e}"
+
+    run("ordinary-grid", lambda: (MFSampler(seed=0), MFPruner()), _ordinary("grid"), 60, early=6)
+    run("ordinary-cont", lambda: (MFSampler(seed=0, n_candidates=10), MFPruner()), _ordinary("cont"), 60, early=4)
+    run("ordinary-sobol-min", lambda: (MFSampler(seed=1, n_candidates=8, proposer="sobol"), MFPruner()),
+        _ordinary("cont", minimize=True), 50, direction="minimize")  # fmt: skip
+    run("ordinary-best-first", lambda: (MFSampler(seed=0, schedule="best-first", order="bound"), MFPruner()),
+        _ordinary("grid"), 40)  # fmt: skip
+    run("ordinary-budget", lambda: (MFSampler(seed=0, budget=90), MFPruner()), _ordinary("grid"), 40)
+    run("black-box", lambda: (MFSampler(seed=0), MFPruner()), _ordinary("grid", report=False), 14)
+    run("enqueued-keep-sampling", lambda: (MFSampler(seed=0, max_resource=27, keep_sampling=True), MFPruner()),
+        _objective("grid"), 45, enqueue=[{"x": 0.6}, {"x": 0.35}])  # fmt: skip
+    run("enqueued-cont", lambda: (MFSampler(seed=0, n_candidates=6), MFPruner()), _ordinary("cont"), 30,
+        enqueue=[{"x": 0.33}])  # fmt: skip
+    run("tpe-pruner-best-first", lambda: (optuna.samplers.TPESampler(seed=1), MFPruner(schedule="best-first")),
+        _ordinary("cont"), 25)  # fmt: skip
+
+    ladder = FidelityLadder(costs=[1, 3, 9, 27], zeta=[0.2, 0.1, 0.04, 0.0], resources=[1, 3, 9, 27])
+    space = {"x": list(range(8)), "lr": [0.1, 0.01]}
+
+    def resumable(trial: Any) -> float:
+        x = trial.suggest_categorical("x", space["x"])
+        lr = trial.suggest_categorical("lr", space["lr"])
+        q = 0.3 + 0.08 * x + (0.05 if lr == 0.01 else 0.0)
+        a = float("nan")
+        for e in range(1, train_to(trial) + 1):
+            a = q * (1 - 0.3 * math.exp(-e / 4))
+            trial.report(a, e)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return finish(trial, a)
+
+    for policy in ("iise-rungs", "sh"):
+        run(f"policy-{policy}", lambda p=policy: (MFSampler(ladder, policy=p, search_space=space, sigma=0.005, seed=0),
+            MFPruner(ladder, rule="iise", sigma=0.005)), resumable, 40, early=8)  # fmt: skip
+    run("random-iise-pruner", lambda: (optuna.samplers.RandomSampler(seed=0), MFPruner(ladder, rule="iise",
+        sigma=0.01, n_trials=20)), _ordinary("cont"), 20)  # fmt: skip
+
+    def flaky(trial: Any) -> float:
+        x = trial.suggest_categorical("x", [0.1, 0.5, 0.9])
+        v = 0.0
+        for e in range(1, 28):
+            if e == 5 and (trial.number % 3 == 1 or x == 0.9):
+                raise RuntimeError("worker crashed")
+            v = x * (1 - 0.5 / e)
+            trial.report(v, e)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return v
+
+    def broken(trial: Any) -> float:
+        trial.suggest_categorical("x", [0.1, 0.5])
+        raise RuntimeError("always")
+
+    run("flaky", lambda: (MFSampler(seed=0, max_failures=2), MFPruner()), flaky, 30)
+    run("all-failed", lambda: (MFSampler(seed=0, max_failures=1), MFPruner()), broken, 6)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Ray schedulers, driven by stub trials as Tune would
 

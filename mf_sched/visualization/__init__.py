@@ -78,7 +78,7 @@ def race_data(source: Any) -> RaceData:
     if hasattr(source, "_storage") and hasattr(source, "_study_id") and hasattr(source, "direction"):
         # an optuna.Study: its reader lives with the Optuna adapter (imported here, lazily, so that the core never
         # imports Optuna at module import)
-        from mf_sched.integrations._optuna_evidence import study_race_data
+        from mf_sched.integrations._optuna_readback import study_race_data
 
         return study_race_data(source)
     raise TypeError(

@@ -335,7 +335,7 @@ def test_journal_four_workers_one_killed_mid_trial_stale_after(tmp_path: Path) -
 def test_surplus_trials_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every configuration held by a running trial: surplus trials, and from the second in a row a growing pause
     (50 ms doubling, at most 2 s); a trial that gets a configuration resets it."""
-    import integrations.optuna as mfo
+    from mf_sched.integrations import _optuna_claims
 
     sampler = MFSampler(seed=0, search_space={"q": [0.3, 0.6]}, resources=[1, 3, 9])
     study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
@@ -344,7 +344,7 @@ def test_surplus_trials_back_off(monkeypatch: pytest.MonkeyPatch) -> None:
     def surplus(t: optuna.trial.Trial) -> bool:
         return bool(study._storage.get_trial_system_attrs(t._trial_id).get("mf:surplus"))
 
-    monkeypatch.setattr(mfo.time, "sleep", pauses.append)
+    monkeypatch.setattr(_optuna_claims.time, "sleep", pauses.append)
     held = [study.ask() for _ in range(2)]  # both configurations are running
     assert not any(surplus(t) for t in held) and pauses == []
     extra = [study.ask() for _ in range(8)]
