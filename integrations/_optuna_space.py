@@ -134,7 +134,14 @@ def candidate_set(
     """The arms of a search space: its full grid when finite with `≤ max_grid` points, else `n_candidates`
     scrambled-Sobol points (deterministic in `seed`; discrete dimensions are snapped). MFSampler uses the Sobol
     points only with `proposer="sobol"` (or a registered policy other than `race`); by default the arms of a
-    space that is not a small grid are proposed one at a time (:class:`ProposedArms`)."""
+    space that is not a small grid are proposed one at a time (:class:`ProposedArms`).
+
+    Args:
+        space: the search space, parameter name → Optuna distribution.
+        max_grid: the largest grid enumerated in full (every parameter finite: categorical, stepped or integer).
+        n_candidates: the number of Sobol points drawn otherwise (duplicates after snapping are dropped).
+        seed: seeds the scrambling.
+    """
     grid = grid_points(space, max_grid)
     if grid is not None:
         return grid

@@ -129,7 +129,6 @@ def test_one_documented_attribute_per_field(package, path):
 PENDING = frozenset(
     {
         "mf_sched.policy",
-        "mf_sched.integrations.optuna",
         "mf_sched.integrations.ray",
     }
 )
