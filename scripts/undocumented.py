@@ -2,8 +2,9 @@
 
 Reads the modules that `docs/api/*.md` render (their `::: module` directives) with griffe, as mkdocstrings does,
 and, for every public function, method and class defined there, compares the signature with the docstring's
-`Args:` entries (a dataclass's fields with its `Attributes:` or `Args:` entries). Prints one line per missing
-or unknown entry and a count per file; exits 1 when anything is missing.
+`Args:` entries (a dataclass's fields with its `Attributes:` or `Args:` entries). A package's re-exports (the
+names in its `__all__`) are checked where they are defined, and a `::: package.Object` directive checks that
+object. Prints one line per missing or unknown entry and a count per file; exits 1 when anything is missing.
 
 ```
 python scripts/undocumented.py              # every rendered module
@@ -75,9 +76,16 @@ def main(argv: list[str]) -> int:
     out: list[str] = []
     for mod in argv or rendered_modules():
         module = pkg[mod.removeprefix("mf_sched.")] if mod != "mf_sched" else pkg
+        if module.is_alias or not module.is_module:  # a `::: package.Object` directive renders that one object
+            check(module.final_target if module.is_alias else module, out)
+            continue
+        exported = set(module.exports or ())
         for m in module.members.values():
+            if m.is_alias and m.name in exported:  # a package's re-exports (its `__all__`) render as its own
+                m = m.final_target
             if not m.is_alias and not m.is_module:
                 check(m, out)
+    out = list(dict.fromkeys(out))  # an object rendered twice (its module and its own directive) counts once
     for line in out:
         print(line)
     per_file = Counter(line.split(":", 1)[0] for line in out)
