@@ -68,7 +68,15 @@ def canonical_name(name: Any, *, warn: bool = False) -> Any:
 
 
 def register(cls: P) -> P:
-    """Class decorator: add a policy class under its :attr:`Policy.name`."""
+    """Class decorator: add a policy class under its :attr:`Policy.name`.
+
+    Args:
+        cls: a subclass of :class:`~mf_sched.policy.Policy` with a `name` (lowercase words joined by hyphens, unique
+            among the registered policies) and a `paper` citation.
+
+    Returns:
+        `cls` itself.
+    """
     name = cls.name
     if not _NAME_RE.match(name):
         raise ValueError(f"policy name {name!r} must be lowercase words joined by hyphens")

@@ -114,6 +114,141 @@ def policies_workers() -> Any:
     return out
 
 
+def _refused(call: Callable[[], Any]) -> str:
+    """The exception a refused call raises, as its class name and message ("accepted" when nothing is raised)."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {e}"
+    return "accepted"
+
+
+def _drive(pol: Any, rng: np.random.Generator, steps: int) -> Any:
+    """Every call of the protocol, in a fixed mix: batches handed out, one pull of each given back, an outside pull
+    adopted, results told one by one and in batches (uniform rewards in [0, 1]); what happened, step by step."""
+    log = []
+    for step in range(steps):
+        batch = pol.ask_batch(3)
+        if not batch:
+            pull = pol.ask()
+            batch = [] if pull is None else [pull]
+        if not batch and not pol.outstanding:
+            break
+        if len(batch) > 1:
+            pol.give_back(batch.pop(0))
+        if step % 4 == 1:
+            batch.append(pol.adopt(int(rng.integers(pol.n_arms)), int(rng.integers(pol.M))))
+        values = rng.uniform(0.0, 1.0, size=len(batch)).tolist()
+        if step % 2 and batch:
+            pol.tell_batch(batch, values)
+        else:
+            for pull, v in zip(batch, values):
+                pol.tell(pull, v)
+        log.append([[p.id, p.arm, p.fidelity] for p in batch] + [pol.cost, pol.done])
+    for pull in pol.outstanding:
+        pol.tell(pull, 0.5)
+    return log
+
+
+def _protocol_run(name: str, inst: Any) -> Any:
+    """One registered policy driven through every call of the protocol on `inst` (see :func:`policy_protocol`)."""
+    from mf_sched import Policy, get_policy, policy_for
+
+    params = get_policy(name).example_params(inst)
+    pol = policy_for(name, inst, seed=2, delta=0.1, budget=600.0, **params)
+    pol.stall_warning_pulls = None
+    pol.record_history()
+    rec: dict[str, Any] = {"drive": _drive(pol, np.random.default_rng(11), 25)}
+    saved = json.loads(json.dumps(pol.state_dict()))
+    twin = Policy.from_state_dict(saved)
+    rec["continued"] = _drive(pol, np.random.default_rng(12), 15)
+    rec["twin"] = _drive(twin, np.random.default_rng(12), 15)
+    replayed = policy_for(name, inst, seed=2, delta=0.1, budget=600.0, **params)
+    replayed.replay(pol.history)
+    rec["replayed_state"] = replayed.state_dict()
+    rec["state"] = pol.state_dict()
+    rec["recommendation"] = pol.recommendation().to_dict()
+    rec["describe"] = pol.describe()
+    rec["statistics"] = [pol.counts, pol.means, pol.cost, pol.committed_cost, pol.n_pulls, pol.done]
+    rec["refused"] = [
+        _refused(lambda: pol.tell(10**6, 0.5)),
+        _refused(lambda: pol.tell(0, 0.5)),
+        _refused(lambda: pol.give_back("x")),
+        _refused(lambda: pol.adopt(pol.n_arms, 0)),
+        _refused(lambda: pol.ask_batch(-1)),
+        _refused(lambda: replayed.replay([("ask", 99, 0)])),
+        _refused(lambda: replayed.replay([("jump",)])),
+    ]
+    fresh = policy_for(name, inst, seed=2, delta=0.1, budget=600.0, **params)
+    pull = fresh.ask()
+    if pull is not None:
+        rec["refused"].append(_refused(lambda: fresh.tell(pull, float("nan"))))
+        rec["refused"].append(_refused(lambda: fresh.tell_batch([pull, pull], [0.1, 0.2])))
+    damaged = []
+    for section, key, value in (
+        ("base", "_cost", 1e9),
+        ("base", "_next_id", -1),
+        ("base", "_outstanding", [[0, 99, 0, True]]),
+        ("format", None, 99),
+        ("policy", None, "nope"),
+        ("config", "seed", 3),
+    ):
+        bad = json.loads(json.dumps(saved))
+        if key is None:
+            bad[section] = value
+        else:
+            bad[section][key] = value
+        damaged.append(_refused(lambda bad=bad: Policy.from_state_dict(bad)))
+        damaged.append(_refused(lambda bad=bad: twin.load_state_dict(bad)))
+    rec["damaged"] = damaged
+    rec["twin_after_damage"] = twin.state_dict()
+    return rec
+
+
+@scenario
+def policy_protocol() -> Any:
+    """The ask/tell protocol beyond ask and tell (`mf_sched.policy`): give-back, adopt, tell_batch, a saved state
+    loaded back and continued, a recorded history replayed, a round completed from per-arm totals, the answers
+    (`recommendation`, `describe`, statistics) and the messages of refused calls and of damaged saved states."""
+    from mf_sched import list_policies, published_instance
+    from mf_sched.constrained import constrained_policy
+    from mf_sched.constrained.tang2024 import tang2024_instance
+
+    inst = published_instance("poiani2024-4x5")
+    out: dict[str, Any] = {}
+    for name in sorted(list_policies()):
+        if name in ("gp-ucb", "mf-gp-ucb", "sfsr", "uslp"):
+            continue
+        try:
+            out[name] = _protocol_run(name, inst)
+        except Exception as e:  # noqa: BLE001
+            out[name] = {"error": f"{type(e).__name__}: {e}"}
+    # rounds completed from per-arm totals (the simulators' sufficient-statistics path) and one tell per pull
+    for name in ("sfsr", "uslp"):
+        pol = constrained_policy(name, tang2024_instance("D1P"), pull_budget=3000, seed=3)
+        rng = np.random.default_rng(5)
+        rounds = []
+        for r in range(3):
+            if pol.done:
+                break
+            if r == 1:
+                pulls = pol.ask_batch()
+                pol.tell_batch(pulls, rng.normal(size=(len(pulls), pol.value_width)))
+                rounds.append([[p.arm, p.fidelity] for p in pulls])
+                continue
+            counts = pol.round_counts()
+            sums = rng.normal(size=(pol.n_arms, pol.value_width)) * counts[:, None]
+            pol.observe_round_totals(counts, sums, np.abs(sums[:, 0]) + counts)
+            rounds.append([counts, pol.describe()])
+        out[f"{name}/totals"] = {
+            "rounds": rounds,
+            "refused": _refused(lambda pol=pol: pol.observe_round_totals(pol.round_counts(), 0.0, 0.0)),
+            "state": pol.state_dict(),
+            "recommendation": pol.recommendation().to_dict(),
+        }
+    return out
+
+
 @scenario
 def gp_policies() -> Any:
     from mf_sched import get_policy

@@ -2,8 +2,9 @@
 
 Reads the modules that `docs/api/*.md` render (their `::: module` directives) with griffe, as mkdocstrings does,
 and, for every public function, method and class defined there, compares the signature with the docstring's
-`Args:` entries (a dataclass's fields with its `Attributes:` or `Args:` entries). Prints one line per missing
-or unknown entry and a count per file; exits 1 when anything is missing.
+`Args:` entries (a dataclass's fields with its `Attributes:` or `Args:` entries). A package's re-exports (the
+names in its `__all__`) are checked where they are defined, and a `::: package.Object` directive checks that
+object. Prints one line per missing or unknown entry and a count per file; exits 1 when anything is missing.
 
 An entry that names no parameter of a function is reported as well (the strict docs build fails on it:
 `warn_unknown_params`). `tests/test_api_docs.py` runs :func:`undocumented` over every rendered module.
@@ -45,7 +46,8 @@ def check(obj: griffe.Object, out: list[str]) -> None:
     if obj.is_alias or obj.name.startswith("_") and obj.name != "__init__":
         return
     if obj.is_function:
-        params = [p.name for p in obj.parameters if p.name not in ("self", "cls")]
+        bound = ("self", "cls") if obj.parent is not None and obj.parent.is_class else ()
+        params = [p.name for p in obj.parameters if p.name not in bound]
         if obj.docstring is None:
             return  # nothing rendered for it at all (counted as undocumented elsewhere)
         doc = entries(obj, ("parameters", "other parameters"))
@@ -89,24 +91,19 @@ def undocumented(modules: Iterable[str] | None = None, package: griffe.Module | 
     out: list[str] = []
     for mod in rendered_modules() if modules is None else modules:
         module = pkg[mod.removeprefix("mf_sched.")] if mod != "mf_sched" else pkg
+        if module.is_alias or not module.is_module:  # a `::: package.Object` directive renders that one object
+            check(module.final_target if module.is_alias else module, out)
+            continue
+        exported = set(module.exports or ())
         for m in module.members.values():
+            if m.is_alias and m.name in exported:  # a package's re-exports (its `__all__`) render as its own
+                try:
+                    m = m.final_target
+                except (griffe.AliasResolutionError, griffe.CyclicAliasError, KeyError):
+                    continue  # defined outside mf-sched
             if not m.is_alias and not m.is_module:
                 check(m, out)
-            elif m.is_alias and m.name in (module.exports or ()) and _private_origin(m.target_path):
-                # a name re-exported from a private module renders on this module's page: check its definition
-                try:
-                    target = pkg[m.target_path.removeprefix("mf_sched.")]
-                except KeyError:
-                    continue
-                if not target.is_alias and not target.is_module:
-                    check(target, out)
-    return sorted(set(out))
-
-
-def _private_origin(path: str) -> bool:
-    """Whether `path` is defined inside mf-sched in a private module (`mf_sched.curves._readers.X`)."""
-    parts = path.split(".")
-    return parts[0] == "mf_sched" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:-1])
+    return list(dict.fromkeys(out))  # an object rendered twice (its module and its own directive) counts once
 
 
 def main(argv: list[str]) -> int:

@@ -94,6 +94,12 @@ def _entries(obj, kind: str) -> list[str]:
         "racing.fit.fit_curve_bound",
         "ladder.FidelityLadder",
         "policy.Policy",
+        "policy.Policy.tell_batch",
+        "policy.Policy.from_state_dict",
+        "policy.RoundPolicy",
+        "policy.RoundPolicy.observe_round_totals",
+        "policy.make_recommendation",
+        "policy.argmax_random",
         "registry.get_policy",
     ],
 )
@@ -114,7 +120,13 @@ def test_one_documented_entry_per_parameter(package, path):
 
 @pytest.mark.parametrize(
     "path",
-    ["integrations.optuna.MFRecommendation", "racing.curve_bound.CurveBoundFit", "racing.curve_bound.CurveBound"],
+    [
+        "integrations.optuna.MFRecommendation",
+        "racing.curve_bound.CurveBoundFit",
+        "racing.curve_bound.CurveBound",
+        "policy.Pull",
+        "policy.Recommendation",
+    ],
 )
 def test_one_documented_attribute_per_field(package, path):
     obj = package[path]
@@ -128,7 +140,6 @@ def test_one_documented_attribute_per_field(package, path):
 #: merged, then removed from here
 PENDING = frozenset(
     {
-        "mf_sched.policy",
         "mf_sched.integrations.ray",
     }
 )
@@ -262,3 +273,33 @@ def test_every_rendered_parameter_and_field_has_an_entry(package, checker):
         f"{len(missing)} rendered objects leave parameters or fields without an Args/Attributes entry (or have an "
         "entry naming no parameter); write one entry per parameter:\n" + "\n".join(missing)
     )
+
+
+def test_the_policy_page_renders_every_export_and_every_policy_member():
+    """`docs/api/policy.md` renders `mf_sched.policy` object by object, so that `Policy` comes first with its members
+    in reading order, including those it inherits from its bases (saving and restoring). A name added to the
+    package's `__all__`, or a public member added to `Policy`, must be added to the page too."""
+    import inspect
+
+    import mf_sched.policy
+    from mf_sched.policy import Policy
+
+    page = (ROOT / "docs" / "api" / "policy.md").read_text(encoding="utf-8")
+    rendered = re.findall(r"^:::\s+mf_sched\.policy\.(\w+)\s*$", page, flags=re.M)
+    assert sorted(rendered) == sorted(mf_sched.policy.__all__), set(rendered) ^ set(mf_sched.policy.__all__)
+    block = page.split("::: mf_sched.policy.Policy", 1)[1].split(":::", 1)[0]
+    listed = re.search(r"^\s+members: \[(.*)\]\s*$", block, flags=re.M)
+    inherited = re.search(r"^\s+inherited_members: \[(.*)\]\s*$", block, flags=re.M)
+    assert listed and inherited, "the Policy directive lists its members and the inherited ones to show"
+    members = [m.strip() for m in listed.group(1).split(",")]
+    public = {
+        name
+        for name, value in inspect.getmembers(Policy)
+        if not name.startswith("_")
+        and (inspect.isfunction(value) or inspect.ismethod(value) or isinstance(value, property))
+    }
+    assert public == set(members), (
+        f"Policy members not on the page: {public - set(members)}; not members: {set(members) - public}"
+    )
+    own = {name for name in public if name in vars(Policy)}
+    assert public - own <= {m.strip() for m in inherited.group(1).split(",")}, "an inherited member is not shown"

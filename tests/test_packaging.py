@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -26,7 +27,15 @@ def test_wheel_contains_and_imports_integrations(tmp_path):
     """The wheel builds without a setuptools warning (``-v`` shows the build backend's output: before the data
     folders were declared, setuptools warned that ``mf_sched.data`` is importable but absent from ``packages``,
     and that a TOML-table licence is deprecated), holds every file under ``mf_sched/data`` that the checkout
-    holds, and imports from a plain install."""
+    holds, and imports from a plain install. It builds from a copy of the sources, so that a stale `build/`
+    folder of the checkout (setuptools reuses it) cannot put a module that no longer exists into the wheel."""
+    src = tmp_path / "src"
+    keep = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("mf_sched", "integrations"):
+        shutil.copytree(ROOT / name, src / name, ignore=keep)
+    for f in ROOT.iterdir():
+        if f.is_file() and (f.name in ("pyproject.toml", "README.md") or f.name.startswith("LICENSE")):
+            shutil.copy2(f, src / f.name)
     out = subprocess.run(
         [
             sys.executable,
@@ -38,7 +47,7 @@ def test_wheel_contains_and_imports_integrations(tmp_path):
             "-v",
             "-w",
             str(tmp_path),
-            str(ROOT),
+            str(src),
         ],
         capture_output=True,
         text=True,
