@@ -1,7 +1,7 @@
 """IISE's elimination for the Ray schedulers (`rule="iise"`), apart from Ray.
 
-IISE's symmetric rule (Poiani et al. 2024, Eq. 3: a run is eliminated at rung `m` when its value is below the
-leader's by more than the confidence radii and `2ζ(m)`) is applied at the rungs of the ladder
+IISE's symmetric rule (Poiani et al. 2022, Algorithm 1, Eq. 3: run `i` is eliminated at rung `m` when some run
+`j` has `(v_j(m) − B_j(m)) − (v_i(m) + B_i(m)) ≥ 2ζ(m)`, `B` the confidence radii) is applied at the rungs of the ladder
 (:meth:`~mf_sched.racing.engine.RungEliminator.decide_rung` and
 :meth:`~mf_sched.racing.engine.RungEliminator.should_stop`). *Synchronous* (the default of `rule="iise"`): every
 live trial pauses at each rung until all have arrived, then the rung is decided at once — the losers stop, the
