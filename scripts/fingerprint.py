@@ -1031,6 +1031,298 @@ def ray_schedulers() -> Any:
     return out
 
 
+def _ray_run(make: Callable[[], Any], n: int, **how: Any) -> Any:
+    """Drive a Ray scheduler through Tune's calls with stub trials (a richer script than `ray_schedulers`:
+    trials that end, fail and are retried, diverge, lose their checkpoint, are paused behind the scheduler's
+    back; a restore from the saved state; the callback's race metrics after every result).
+
+    `how`: `workers`; `epochs` (each trial's natural end); `stop_crit` (give trials a stopping criterion);
+    `checkpoint`; `fail` ({trial: epoch}: an error there, retried once unless `retry=False`); `nan`
+    ({trial: epoch}); `skip` ({trial: epoch}: a result without the metric); `restart` (a resumed trial
+    restarts from epoch 0); `restore_at` (loop step); `outside_pause` ((step, trial): Ray pauses it);
+    `curve` (value of trial i at epoch e); `metric`; `set_props`; `staged` (trials added at the start; one
+    more every other step)."""
+    import copy
+    import tempfile
+
+    from mf_sched.integrations.ray import SchedulerStateCallback, load_certificate
+    from ray.tune.experiment import Trial
+    from ray.tune.schedulers import TrialScheduler
+
+    metric = how.get("metric", "acc")
+    epochs_max = how.get("epochs", 9)
+    fail, nan = dict(how.get("fail", {})), how.get("nan", {})
+    curve = how.get("curve", lambda i, e: [0.9, 0.85, 0.5, 0.3, 0.88, 0.1, 0.7, 0.86][i % 8] * (1 - 0.2 / e))
+    log: list[Any] = []
+    last: dict[str, dict[str, Any]] = {}  # each trial's last result (Trial.last_result)
+
+    class Ctl:
+        def __init__(self) -> None:
+            self.trials: list[Any] = []
+            self.sched: Any = None
+
+        def get_trials(self) -> list:
+            return self.trials
+
+        def stop_trial(self, t: Any) -> None:  # as TuneController.stop_trial
+            log.append(("stop_trial", t.trial_id, t.status))
+            if t.status in (Trial.PENDING, Trial.PAUSED):
+                self.sched.on_trial_remove(self, t)
+            elif t.status == Trial.RUNNING:
+                self.sched.on_trial_complete(self, t, dict(last.get(t.trial_id, {})))
+            if t.status not in (Trial.ERROR, Trial.TERMINATED):
+                t.set_status(Trial.TERMINATED)
+
+    ctl = Ctl()
+    sched = ctl.sched = make()
+    if how.get("set_props"):
+        log.append(("props", sched.set_search_properties(metric, how.get("mode", "max"))))
+    callback = SchedulerStateCallback(sched)
+    crit = {"training_iteration": epochs_max} if how.get("stop_crit") else None
+
+    def add(i: int) -> None:
+        t = Trial("__fake", trial_id=f"t{i}", stub=True, config={"i": i}, stopping_criterion=crit)
+        ctl.trials.append(t)
+        sched.on_trial_add(ctl, t)
+
+    for i in range(how.get("staged", n)):
+        add(i)
+    epochs = {f"t{i}": 0 for i in range(n)}
+    paused_at: dict[str, int] = {}
+    out: dict[str, Any] = {"log": log}
+    try:
+        for step in range(200):
+            if len(ctl.trials) < n and step % 2 == 0:
+                add(len(ctl.trials))  # a searcher adds trials as the experiment goes
+            if how.get("restore_at") == step:
+                state = copy.deepcopy(sched.get_state())
+                sched = ctl.sched = make()
+                callback = SchedulerStateCallback(sched)
+                callback.set_state(state)
+                for t in ctl.trials:
+                    if t.status == Trial.RUNNING:
+                        t.set_status(Trial.PENDING)
+                    sched.on_trial_add(ctl, t)
+                log.append(("restored", sorted((t.trial_id, t.status) for t in ctl.trials)))
+            if how.get("outside_pause", (None,))[0] == step:
+                t = ctl.trials[how["outside_pause"][1]]
+                if t.status == Trial.RUNNING:
+                    t.set_status(Trial.PAUSED)
+                    log.append(("outside_pause", t.trial_id))
+            while sum(t.status == Trial.RUNNING for t in ctl.trials) < how.get("workers", 3):
+                nxt = sched.choose_trial_to_run(ctl)
+                if nxt is None:
+                    break
+                log.append(("run", nxt.trial_id, nxt.status))
+                if nxt.status == Trial.PAUSED and how.get("restart"):
+                    epochs[nxt.trial_id] = 0
+                nxt.set_status(Trial.RUNNING)
+            for i, t in enumerate(ctl.trials):
+                if t.status != Trial.RUNNING:
+                    continue
+                tid = t.trial_id
+                epochs[tid] += 1
+                e = epochs[tid]
+                if fail.get(tid) == e:
+                    del fail[tid]
+                    t.set_status(Trial.ERROR)
+                    sched.on_trial_error(ctl, t)
+                    log.append(("error", tid, e))
+                    if how.get("retry", True):
+                        epochs[tid] = 0
+                        t.set_status(Trial.PENDING)  # retried (FailureConfig(max_failures=1)): re-added, same id
+                        sched.on_trial_add(ctl, t)
+                    continue
+                v = math.nan if nan.get(tid) == e else curve(i, e)
+                res = {"training_iteration": e, metric: v, "should_checkpoint": how.get("checkpoint", True)}
+                if how.get("skip", {}).get(tid) == e:
+                    del res[metric]  # a result without the metric
+                if e >= epochs_max:
+                    res["done"] = True
+                last[tid] = res
+                if crit and e >= epochs_max:
+                    act = TrialScheduler.STOP  # Tune stops it by its criterion without asking the scheduler
+                else:
+                    act = sched.on_trial_result(ctl, t, res)
+                shown = dict(res)
+                callback.on_trial_result(0, ctl.trials, t, shown)
+                log.append((tid, e, act, {k: v for k, v in shown.items() if k.startswith("race/")}))
+                if act == TrialScheduler.STOP or (act == TrialScheduler.CONTINUE and e >= epochs_max):
+                    t.set_status(Trial.TERMINATED)
+                    sched.on_trial_complete(ctl, t, res)
+                elif act == TrialScheduler.PAUSE:
+                    t.set_status(Trial.PAUSED)
+                    paused_at[tid] = e
+            if step % 7 == 0:
+                log.append(("debug", sched.debug_string()))
+            if len(ctl.trials) == n and all(t.status in (Trial.TERMINATED, Trial.ERROR) for t in ctl.trials):
+                break
+    except Exception as e:  # noqa: BLE001
+        out["raised"] = f"{type(e).__name__}: {e}"
+    # synchronous IISE stops a rung's losers in the order of a set of trial ids (hash order): sort each run
+    i = 0
+    while i < len(log):
+        j = i
+        while j < len(log) and log[j][0] == "stop_trial":
+            j += 1
+        log[i:j] = sorted(log[i:j])
+        i = j + 1 if j == i else j
+    out["epochs"] = epochs
+    out["cert"] = clean(sched.certificate())
+    out["best"] = sched.best_config()
+    out["debug"] = sched.debug_string()
+    out["state"] = clean(sched.get_state())
+    out["metrics"] = {t.trial_id: sched.race_metrics(t.trial_id, last.get(t.trial_id)) for t in ctl.trials}
+    with tempfile.TemporaryDirectory() as d:
+        callback.write_state(d)
+        c = load_certificate(d)
+        out["loaded"] = None if c is None else clean(c)
+    return out
+
+
+@scenario
+def ray_scheduler_paths() -> Any:
+    """The rule branches `ray_schedulers` leaves out: rungs inferred from the first finished trial, the
+    stopping criterion, best-first, async racing (no pause), no checkpoints, a loss (min, family change, study
+    size buckets), a metric without a family, failures and retries, divergence, restores, synchronous IISE's
+    release/unblock and its refusals, asynchronous IISE."""
+    from mf_sched.integrations.ray import AsyncIISEScheduler, IISEScheduler, RungScheduler
+
+    from mf_sched import FidelityLadder
+
+    ladder = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
+    acc = {"metric": "acc", "mode": "max"}
+
+    def loss(i: int, e: int) -> float:
+        return 2.5 * (0.3 + 0.07 * (i % 11)) * (1 + 2.0 / e) / (1 + 0.5 * (e >= 5))
+
+    def reward(i: int, e: int) -> float:
+        return (i % 2 * 2 - 1) * (5.0 + i) + e * (1 + 0.1 * i)
+
+    runs: dict[str, tuple[Callable[[], Any], int, dict[str, Any]]] = {
+        "race-inferred-at-first-finish": (lambda: RungScheduler(), 8, {"set_props": True}),
+        "race-stop-criterion-best-first": (
+            lambda: IISEScheduler(**acc, schedule="best-first", order="estimate"),
+            9,
+            {"stop_crit": True, "epochs": 27, "fail": {"t2": 4}, "nan": {"t5": 3}, "workers": 2},
+        ),
+        "race-order-bound-restore": (
+            lambda: IISEScheduler(**acc, max_t=27, order="bound", fixed_arms=True, tolerance=0.01),
+            8,
+            {"epochs": 27, "restore_at": 9, "outside_pause": (5, 0), "fail": {"t6": 2}},
+        ),
+        "async-race": (lambda: AsyncIISEScheduler(**acc, max_t=9), 8, {"fail": {"t1": 2}, "nan": {"t4": 1}}),
+        "race-no-checkpoint": (
+            lambda: IISEScheduler(**acc, max_t=9),
+            8,
+            {"checkpoint": False, "skip": {"t1": 1, "t2": 3}},
+        ),
+        "race-restart-without-checkpoint": (lambda: IISEScheduler(**acc, max_t=9), 8, {"restart": True}),
+        "race-loss-min": (
+            lambda: IISEScheduler(metric="loss", mode="min", max_t=9, sigma=0.02),
+            26,
+            {"metric": "loss", "curve": loss, "workers": 4, "staged": 6},
+        ),
+        "race-loss-zeta+": (
+            lambda: RungScheduler(metric="loss", mode="min", max_t=9, bound="zeta+", metric_family="loss"),
+            10,
+            {"metric": "loss", "curve": loss},
+        ),
+        "race-negated-loss-raised": (
+            lambda: IISEScheduler(metric="r", mode="max"),
+            8,
+            {"metric": "r", "curve": lambda i, e: (i % 7 - 3) * 10.0 + e * (1 + 0.1 * i)},
+        ),
+        "race-reward-no-family": (
+            lambda: IISEScheduler(metric="r", mode="max"),
+            8,
+            {"metric": "r", "curve": reward},
+        ),
+        "iise-sync-faults": (
+            lambda: IISEScheduler(ladder, rule="iise", **acc, sigma=0.01, eta=2),
+            8,
+            {"fail": {"t1": 2}, "nan": {"t3": 3}, "workers": 4},
+        ),
+        "iise-sync-crash": (
+            lambda: IISEScheduler(ladder, rule="iise", **acc, sigma=0.01),
+            8,
+            {"fail": {"t7": 3}, "retry": False, "workers": 8},
+        ),
+        "iise-sync-outside-pause": (
+            lambda: IISEScheduler(ladder, rule="iise", **acc, sigma=0.01),
+            6,
+            {"outside_pause": (2, 0), "workers": 6},
+        ),
+        "race-outside-pause-all-running": (
+            lambda: IISEScheduler(**acc, max_t=9),
+            8,
+            {"outside_pause": (4, 5), "workers": 8},
+        ),
+        "iise-sync-restore": (
+            lambda: RungScheduler(ladder, rule="iise", **acc, sigma=0.01, n_trials=8),
+            8,
+            {"restore_at": 4, "workers": 3},
+        ),
+        "iise-sync-no-checkpoint": (
+            lambda: IISEScheduler(ladder, rule="iise", **acc, sigma=0.01),
+            6,
+            {"checkpoint": False},
+        ),
+        "iise-sync-restart": (
+            lambda: IISEScheduler(ladder, rule="iise", **acc, sigma=0.01),
+            6,
+            {"restart": True},
+        ),
+        "iise-async-min": (
+            lambda: AsyncIISEScheduler(ladder, rule="iise", metric="loss", mode="min", sigma=0.05),
+            8,
+            {"metric": "loss", "curve": loss, "fail": {"t0": 1}, "nan": {"t2": 3}},
+        ),
+    }
+    out: dict[str, Any] = {}
+    for name, (mk, n, how) in runs.items():
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out[name] = _ray_run(mk, n, **how)
+            out[name]["warnings"] = sorted({str(w.message) for w in caught})
+        except Exception as e:  # noqa: BLE001
+            out[name] = f"{type(e).__name__}: {e}"
+    # the arguments each constructor refuses (the message names the argument)
+    bad = {
+        "rule": dict(rule="halving"),
+        "mode": dict(mode="up"),
+        "sync-race": dict(synchronous=True),
+        "eta-race": dict(eta=2),
+        "family": dict(metric_family="nope"),
+        "schedule": dict(schedule="fifo"),
+        "bound": dict(bound="x"),
+        "iise-inferred": dict(rule="iise", max_t=9),
+    }
+    for name, kw in bad.items():
+        try:
+            RungScheduler(**kw)
+            out[f"refused/{name}"] = None
+        except (TypeError, ValueError) as e:
+            out[f"refused/{name}"] = f"{type(e).__name__}: {e}"
+    s = RungScheduler(metric="acc", mode="max")
+    out["search-properties"] = [s.set_search_properties("other", "max"), s.set_search_properties("acc", "min")]
+    for name, call in {
+        "mode": lambda: RungScheduler().set_search_properties("acc", "up"),
+        "no-metric": lambda: RungScheduler(max_t=9).on_trial_result(None, None, {"acc": 1.0}),
+    }.items():
+        try:
+            out[f"refused/{name}"] = call()
+        except (TypeError, ValueError) as e:
+            out[f"refused/{name}"] = f"{type(e).__name__}: {e}"
+    s = AsyncIISEScheduler(ladder, rule="iise", metric="acc", mode="max")
+    out["attributes"] = {
+        name: [getattr(x, a) for a in ("rule", "synchronous", "pause", "schedule", "tolerance", "bound", "time_attr")]
+        for name, x in (("async-iise", s), ("async", AsyncIISEScheduler(max_t=9)), ("default", IISEScheduler()))
+    }
+    return out
+
+
 def digest(x: Any) -> str:
     return hashlib.sha256(json.dumps(clean(x), sort_keys=True).encode()).hexdigest()[:16]
 

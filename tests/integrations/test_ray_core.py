@@ -1,0 +1,220 @@
+"""The decision core of the Ray schedulers (mf_sched.integrations._ray_core, _ray_race, _ray_iise), driven without
+Ray: fed with (trial id, time_attr, value) and a dict of statuses, its decisions checked against hand-computed
+bounds. None of these tests needs the 'ray' extra."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import pytest
+from mf_sched.integrations._common import resolve_rungs
+from mf_sched.integrations._ray_core import (
+    CONTINUE,
+    ERROR,
+    PAUSE,
+    PAUSED,
+    PENDING,
+    RUNNING,
+    STOP,
+    TERMINATED,
+    RungCore,
+    RungSettings,
+)
+from mf_sched.integrations._ray_iise import IISECore
+from mf_sched.integrations._ray_race import RaceCore
+
+from mf_sched import FidelityLadder
+
+EXACT = 1e-9  # σ: values are (nearly) exact, so that the bounds are the bias margins alone
+LADDER = FidelityLadder(costs=[1, 3, 9], zeta=[0.2, 0.05, 0.0], resources=[1, 3, 9])
+
+
+class Statuses:
+    """The framework's trials as a dict of statuses; stopping a trial records it and marks it TERMINATED."""
+
+    def __init__(self, **status: str) -> None:
+        self.st = dict(status)
+        self.stopped: list[str] = []
+
+    def status(self, key: str) -> str | None:
+        return self.st.get(key)
+
+    def listing(self) -> list[tuple[str, str | None]]:
+        return list(self.st.items())
+
+    def stop(self, key: str) -> None:
+        self.stopped.append(key)
+        self.st[key] = TERMINATED
+
+
+def settings(rule: str = "race", **kw) -> RungSettings:
+    args = dict(rule=rule, delta=0.05, n_trials=None, fixed_arms=False, bias="zeta", eta=None, synchronous=None,
+                pause=True, order="depth", schedule="anytime", tolerance=0.005, metric_family=None, bound="curve",
+                reduction_factor=3)  # fmt: skip
+    args.update(kw)
+    return RungSettings.checked(**args)
+
+
+def race_core(**kw) -> RaceCore:
+    """Racing over the rungs [1, 3, 9] with ζ⁺ = [0.3, 0.1, 0]: a trial's optimistic final value is its value
+    plus ζ⁺ at its rung."""
+    rungs = resolve_rungs(
+        "test", ladder=None, calibration=None, resources=[1, 3, 9], sigma=EXACT, race_bias=[0.3, 0.1, 0.0],
+        max_resource=None, min_resource=None, reduction_factor=3,
+    )  # fmt: skip
+    return RaceCore(rungs, settings(**kw), mode="max", who="Test", time_attr="epoch")
+
+
+def iise_core(**kw) -> IISECore:
+    rungs = resolve_rungs(
+        "test", ladder=LADDER, calibration=None, resources=None, sigma=EXACT, race_bias=None, max_resource=None,
+        min_resource=None, reduction_factor=3, zeta_needed_by="rule = 'iise'",
+    )  # fmt: skip
+    return IISECore(rungs, settings("iise", **kw), mode="max", who="Test", time_attr="epoch")
+
+
+def added(core: RungCore, trials: Statuses) -> RungCore:
+    for key in trials.st:
+        core.add(key, {"name": key}, ended=False, max_resource=None)
+    return core
+
+
+def can(answer: bool, asked: list[bool] | None = None):
+    def ask() -> bool:
+        if asked is not None:
+            asked.append(answer)
+        return answer
+
+    return ask
+
+
+def test_the_decision_core_imports_no_ray() -> None:
+    code = (
+        "import sys, mf_sched.integrations._ray_race, mf_sched.integrations._ray_iise; "
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_racing_stops_a_trial_whose_optimistic_value_is_below_the_incumbent() -> None:
+    trials = Statuses(a=RUNNING, b=PENDING, c=PENDING)
+    core = added(race_core(), trials)
+    for t, v in [(1, 0.6), (3, 0.8)]:
+        assert core.result("a", t, v, can_pause=can(True), trials=trials) == CONTINUE
+    assert core.result("a", 9, 0.9, can_pause=can(True), trials=trials) == STOP  # the top rung: finished
+    trials.st.update(a=TERMINATED, b=RUNNING)
+    assert core.result("b", 1, 0.5, can_pause=can(True), trials=trials) == STOP  # 0.5 + 0.3 < 0.9
+    trials.st.update(b=TERMINATED, c=RUNNING)
+    assert core.result("c", 1, 0.7, can_pause=can(True), trials=trials) == CONTINUE  # 0.7 + 0.3 ≥ 0.9
+    assert core.result("c", 3, 0.75, can_pause=can(True), trials=trials) == STOP  # 0.75 + 0.1 < 0.9
+    cert = core.certificate()
+    assert cert.key == "a" and cert.counts["finished"] == 1 and cert.counts["stopped"] == 2 and cert.guaranteed
+    assert core.best_config() == {"name": "a"}
+
+
+def test_a_trial_pauses_only_with_a_checkpoint_and_while_other_work_waits() -> None:
+    trials = Statuses(a=RUNNING, b=RUNNING, d=RUNNING, c=PENDING)
+    core = added(race_core(), trials)
+    asked: list[bool] = []
+    assert core.result("a", 1, 0.6, can_pause=can(True, asked), trials=trials) == CONTINUE  # ASHA promotes it
+    assert core.result("b", 1, 0.5, can_pause=can(False, asked), trials=trials) == CONTINUE  # no checkpoint
+    assert core.result("d", 1, 0.4, can_pause=can(True, asked), trials=trials) == PAUSE  # c waits to start
+    assert asked == [True, False, True]  # asked at every result that continues (not stopped, not at the top)
+    trials.st["d"] = PAUSED
+    assert core.choose(trials) == "c"  # the trial not started before the paused one
+    trials.st["c"] = RUNNING
+    assert core.choose(trials) == "d"
+    assert core.metrics("d")["race/status"] == "paused"
+
+
+def test_racing_without_pausing_never_asks_for_a_checkpoint() -> None:
+    trials = Statuses(a=RUNNING, b=RUNNING, c=PENDING)
+    core = added(race_core(pause=False), trials)
+    asked: list[bool] = []
+    for key, v in (("a", 0.6), ("b", 0.5)):
+        assert core.result(key, 1, v, can_pause=can(True, asked), trials=trials) == CONTINUE
+    assert asked == []
+
+
+def test_synchronous_iise_decides_a_rung_when_the_last_trial_leaves() -> None:
+    trials = Statuses(a=RUNNING, b=RUNNING, c=RUNNING)
+    core = added(iise_core(), trials)
+    assert core.result("a", 1, 0.9, can_pause=can(True), trials=trials) == PAUSE  # b and c have not arrived
+    assert core.result("b", 1, 0.3, can_pause=can(True), trials=trials) == PAUSE
+    trials.st.update(a=PAUSED, b=PAUSED)
+    assert core.choose(trials) is None and trials.stopped == []  # the rung waits for c, which runs
+    trials.st["c"] = ERROR
+    core.drop("c", trials)  # c failed: the rung no longer waits for it and is decided
+    assert trials.stopped == ["b"]  # 0.3 + 2ζ(0) = 0.7 < 0.9
+    assert core.choose(trials) == "a"  # released
+    assert core.engine.status("c") == "lost" and core.engine.status("b") == "stopped"
+
+
+def test_synchronous_iise_refuses_to_pause_a_trial_without_a_checkpoint() -> None:
+    trials = Statuses(a=RUNNING, b=RUNNING)
+    core = added(iise_core(), trials)
+    with pytest.raises(RuntimeError, match="without a checkpoint"):
+        core.result("a", 1, 0.9, can_pause=can(False), trials=trials)
+
+
+def test_asynchronous_iise_stops_against_the_values_so_far_and_never_pauses() -> None:
+    trials = Statuses(a=RUNNING, b=RUNNING)
+    core = added(iise_core(synchronous=False), trials)
+    assert core.result("a", 1, 0.9, can_pause=can(True), trials=trials) == CONTINUE
+    assert core.result("b", 1, 0.3, can_pause=can(True), trials=trials) == STOP  # 0.3 + 2ζ(0) < 0.9
+    assert core.describe("acc").startswith("Test (asynchronous IISE, 0 paused)")
+
+
+QUALITY = {"t0": 0.9, "t1": 0.85, "t2": 0.5, "t3": 0.3, "t4": 0.88, "t5": 0.1, "t6": 0.7}
+
+
+def run(core: RungCore, trials: Statuses, epochs: dict[str, int], steps: int, workers: int = 2) -> list:
+    """What Tune does with two workers: fill them with `choose`, report one epoch of each running trial, and on
+    STOP end the trial (`complete`, `drop`, `after_finish`). The log of every choice and decision."""
+    log: list = []
+    for _ in range(steps):
+        while sum(s == RUNNING for s in trials.st.values()) < workers:
+            key = core.choose(trials)
+            if key is None:
+                break
+            trials.st[key] = RUNNING
+            log.append(("run", key))
+        for key in [k for k, s in trials.st.items() if s == RUNNING]:
+            epochs[key] += 1
+            e, v = epochs[key], QUALITY[key] * (1 - 0.2 / epochs[key])
+            d = core.result(key, e, v, can_pause=can(True), trials=trials)
+            log.append((key, e, d))
+            if d == STOP:
+                trials.st[key] = TERMINATED
+                core.complete(key, e, v)
+                core.drop(key, trials)
+                core.after_finish(trials)
+            elif d == PAUSE:
+                trials.st[key] = PAUSED
+    return log
+
+
+@pytest.mark.parametrize("make", [race_core, iise_core], ids=["race", "iise"])
+def test_the_saved_state_holds_everything_the_core_decides_with(make) -> None:
+    """Six steps on one core; then every trial re-added (as Tune does on restore) to that core and to a fresh core
+    given its saved state; the rest of the experiment on both: the same choices, the same decisions, the same stops
+    and the same final state. (The running trials stay running: Tune would restart them PENDING, and the fresh core
+    would start them in Tune's order, where the first one starts them after its trials never started.)"""
+    trials = Statuses(**dict.fromkeys(QUALITY, PENDING))
+    core, epochs = added(make(), trials), dict.fromkeys(QUALITY, 0)
+    run(core, trials, epochs, 6)
+    restored = make()
+    restored.set_state(copy.deepcopy(core.get_state()))
+    twin, twin_epochs, before = Statuses(**trials.st), dict(epochs), len(trials.stopped)
+    for c, t in ((core, trials), (restored, twin)):
+        for key, status in t.st.items():
+            c.add(key, {"name": key}, ended=status in (TERMINATED, ERROR), max_resource=None)
+    log = run(core, trials, epochs, 60)
+    assert log == run(restored, twin, twin_epochs, 60)
+    assert {PAUSE, STOP} <= {entry[2] for entry in log if len(entry) == 3}
+    assert trials.stopped[before:] == twin.stopped
+    assert all(s == TERMINATED for s in trials.st.values())  # the experiment ended
+    assert core.get_state() == restored.get_state() and core.certificate() == restored.certificate()
