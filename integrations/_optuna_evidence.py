@@ -5,20 +5,19 @@ the study (the study's race is read back for :mod:`mf_sched.visualization` by
 **On the trial** (user attributes, which optuna-dashboard shows on the trial page; written when MFPruner or
 MFSampler stops the trial, by :func:`note_decision`):
 
-=================================  ==========================================================================
-`race:rule`                      `"race"` (racing against the incumbent) or `"iise"` (IISE's rule, Eq. 3)
-`race:rung`, `race:step`       the rung at which it was stopped, and that rung's step (`trial.report`)
-`race:value`                     its value there
-`race:bound`                     the best final value it could still reach (the optimistic bound; for
-                                   `"iise"` the value + radius + 2ζ at the rung)
-`race:incumbent`                 the run it lost to (`"trial 7"`, or `"config 3"` for MFSampler's
-                                   configurations), `race:incumbent_trial` its trial number
-`race:incumbent_value`           the incumbent's value (at the top rung; for `"iise"` at the rung)
-`race:incumbent_lower_bound`     the incumbent's pessimistic bound: stopped because `race:bound` is below it
-                                   (for a minimised objective `race:incumbent_upper_bound`, and the bound above)
-`race:bias_source`, `race:delta`  where the bias bound came from; the confidence parameter
-`race:reason`                    the same in one sentence
-=================================  ==========================================================================
+| attribute | what it holds |
+|---|---|
+| `race:rule` | `"race"` (racing against the incumbent) or `"iise"` (IISE's rule, Eq. 3) |
+| `race:rung`, `race:step` | the rung at which it was stopped, and that rung's step (`trial.report`) |
+| `race:value` | its value there |
+| `race:bound` | the best final value it could still reach (for `"iise"`: value + radius + 2ζ at the rung) |
+| `race:incumbent` | the run it lost to (`"trial 7"`, or MFSampler's `"config 3"`) |
+| `race:incumbent_trial` | the incumbent's trial number |
+| `race:incumbent_value` | the incumbent's value (at the top rung; for `"iise"` at the rung) |
+| `race:incumbent_lower_bound` | the incumbent's pessimistic bound: `race:bound` is below it, hence the stop |
+| `race:incumbent_upper_bound` | the same for a minimised objective (the trial's bound is above it) |
+| `race:bias_source`, `race:delta` | where the bias bound came from; the confidence parameter |
+| `race:reason` | the same in one sentence |
 
 **On the study** (study user attributes, written by :func:`note_certificate` whenever they change): the
 certificate (`race:certificate`: the best run and trial, its value, ε, δ, identified, the bias bound's source,

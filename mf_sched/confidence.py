@@ -10,19 +10,17 @@ Every policy takes its radius from here and its docstring cites which one. Conve
 
 Radii implemented (each exactly as printed in its paper, constants included):
 
-=========================== ====================================================== ==========================
-function                    formula                                                source
-=========================== ====================================================== ==========================
-`subgaussian_radius`      `σ √(2 log(1/δ) / n)`                                Chernoff, fixed n
-`hoeffding_radius`        `(b − a) √(log(1/δ) / (2n))`                         Hoeffding, fixed n
-`anytime_radius`          `√(2σ² log(4 t² / δ) / t)`  (`B(t, δ)`)            Poiani et al. 2022 §2.1
-`lil_radius`              `√(2σ² (log log T + log(1/δ)) / n)`                  Poiani et al. 2024 code
-`wang_beta`               `2σ √(log(L t⁴ / δ) / n)`  (σ=½ gives Eq. 4's β)     Wang et al. 2023 Eq. 4
-`lucb1_beta`              `σ √(2 log(k₁ K t⁴ / δ) / u)` (σ=½: Kalyanakrishnan)  Kalyanakrishnan et al. 2012
-`ucb1_bonus`              `2σ √(2 log t / n)`  (σ=½ gives UCB1's √(2 log t/n)) Auer et al. 2002
-`psi_ucb_width`           `ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)`               Kandasamy et al. 2016 Eq. 3
-`glr_threshold`           `log(K/δ) + M log(1 + log t)` (GLR stopping, "practical") Poiani et al. 2024 (code)
-=========================== ====================================================== ==========================
+| function | formula | source |
+|---|---|---|
+| `subgaussian_radius` | `σ √(2 log(1/δ) / n)` | Chernoff, fixed n |
+| `hoeffding_radius` | `(b − a) √(log(1/δ) / (2n))` | Hoeffding, fixed n |
+| `anytime_radius` | `√(2σ² log(4 t² / δ) / t)` (`B(t, δ)`) | Poiani et al. 2022 §2.1 |
+| `lil_radius` | `√(2σ² (log log T + log(1/δ)) / n)` | Poiani et al. 2024 code |
+| `wang_beta` | `2σ √(log(L t⁴ / δ) / n)` (σ=½ gives Eq. 4's β) | Wang et al. 2023 Eq. 4 |
+| `lucb1_beta` | `σ √(2 log(k₁ K t⁴ / δ) / u)` (σ=½: Kalyanakrishnan) | Kalyanakrishnan et al. 2012 |
+| `ucb1_bonus` | `2σ √(2 log t / n)` (σ=½ gives UCB1's √(2 log t/n)) | Auer et al. 2002 |
+| `psi_ucb_width` | `ψ⁻¹(ρ log t / n) = σ √(2ρ log t / n)` | Kandasamy et al. 2016 Eq. 3 |
+| `glr_threshold` | `log(K/δ) + M log(1 + log t)` (GLR stopping, "practical") | Poiani et al. 2024 (code) |
 
 Kandasamy et al. (2016) write concentration as `P(X̄_s − µ > ε) < ν exp(−s ψ(ε))` (their Eq. 2).
 For σ-sub-Gaussian rewards `ψ(ε) = ε²/(2σ²)` (:func:`psi`, inverse :func:`psi_inv`); rewards in

@@ -46,12 +46,17 @@ def _prose(doc: str) -> list[str]:
     return out
 
 
+_RST_TABLE = re.compile(r"^\s*=+(\s+=+)+\s*$")  # the border of an RST simple table (rows of `===`)
+
+
 def test_the_rst_scanner_catches_what_it_should():
     doc = 'A ``literal`` and a block::\n\n    x = 1\n\n```python\ny = "``kept``"\n```\n>>> "``kept``"\n'
     prose = _prose(doc)
     assert any("``" in line for line in prose)
     assert any(re.search(r"\S::\s*$", line) for line in prose)
     assert not any("kept" in line for line in prose)
+    table = "Radii:\n\n====== ========\nname   formula\n====== ========\n`a`    `x + 1`\n====== ========\n"
+    assert sum(bool(_RST_TABLE.match(line)) for line in _prose(table)) == 3
 
 
 def test_no_restructuredtext_in_docstrings():
@@ -59,7 +64,7 @@ def test_no_restructuredtext_in_docstrings():
     for path in SOURCES:
         for lineno, doc in _docstrings(path):
             for line in _prose(doc):
-                if "``" in line.replace("```", "") or re.search(r"\S::\s*$", line):
+                if "``" in line.replace("```", "") or re.search(r"\S::\s*$", line) or _RST_TABLE.match(line):
                     leaks.append(f"{path.relative_to(ROOT)}:{lineno}: {line.strip()}")
     assert not leaks, "reStructuredText in docstrings (use Markdown):\n" + "\n".join(leaks)
 

@@ -6,17 +6,14 @@ GP policies see the box through :attr:`MFFunction.space` (a :class:`~mf_sched.co
 linear :class:`~mf_sched.continuous.space.Float` dimensions, i.e. the paper's linear map to `[0, 1]^d`).
 Fidelities are 0-based here (`0 .. M−1`; the paper counts `1 .. M`).
 
-=============== === === ================= ======================================= ===============================
-name            d   M   costs λ           f⋆ (this module)                        x⋆ (natural domain)
-=============== === === ================= ======================================= ===============================
-`currin`      2   2   1, 10             13.798722 (code: 13.7986850)            (0.216667, 0)
-`bad-currin`  2   2   1, 10             as `currin`; `f^(1) = −f^(2)`       as `currin`
-`park`        4   2   1, 10             25.589254                               (1, 1, 1, 1)
-`borehole`    8   2   1, 10             309.575588 (code: 309.523221)           a corner, see :func:`borehole`
-`hartmann3`   3   3   1, 10, 100        3.862780                                (0.114589, 0.555649, 0.852547)
-`hartmann6`   6   4   1, 10, 100, 1000  3.322368                                (0.201690, 0.150011, 0.476874,
-                                                                                   0.275332, 0.311652, 0.657301)
-=============== === === ================= ======================================= ===============================
+| name | d | M | costs λ | f⋆ (this module) | x⋆ (natural domain) |
+|---|---|---|---|---|---|
+| `currin` | 2 | 2 | 1, 10 | 13.798722 (code: 13.7986850) | (0.216667, 0) |
+| `bad-currin` | 2 | 2 | 1, 10 | as `currin`; `f^(1) = −f^(2)` | as `currin` |
+| `park` | 4 | 2 | 1, 10 | 25.589254 | (1, 1, 1, 1) |
+| `borehole` | 8 | 2 | 1, 10 | 309.575588 (code: 309.523221) | a corner, see :func:`borehole` |
+| `hartmann3` | 3 | 3 | 1, 10, 100 | 3.862780 | (0.114589, 0.555649, 0.852547) |
+| `hartmann6` | 6 | 4 | 1, 10, 100, 1000 | 3.322368 | (0.201690, 0.150011, 0.476874, 0.275332, 0.311652, 0.657301) |
 
 The maxima were computed for this module (multi-start L-BFGS-B on the formulas below); the released
 code's values for Currin and Borehole are slightly below the true suprema, which would clip small
