@@ -118,7 +118,8 @@ class IISECore(RungCore):
         """Decide `rung` among the live trials waiting there; stop losers, release survivors."""
         eng = self.engine
         assert eng is not None
-        waiting = [k for k in self._live if k in eng and eng.reached(k) == rung]
+        # in registration order (never a set's order, which changes between processes with the hash seed)
+        waiting = [k for k in eng.keys if k in self._live and eng.reached(k) == rung]
         if current is not None and current not in waiting:
             waiting.append(current)
         stopped = eng.decide_rung(rung, keys=waiting)

@@ -5,8 +5,10 @@ bounds. None of these tests needs the 'ray' extra."""
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from mf_sched.integrations._common import resolve_rungs
@@ -151,6 +153,35 @@ def test_synchronous_iise_decides_a_rung_when_the_last_trial_leaves() -> None:
     assert trials.stopped == ["b"]  # 0.3 + 2ζ(0) = 0.7 < 0.9
     assert core.choose(trials) == "a"  # released
     assert core.engine.status("c") == "lost" and core.engine.status("b") == "stopped"
+
+
+_STOP_ORDER = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_ray_core import PAUSED, RUNNING, Statuses, added, can, iise_core
+names = [f"trial_{{i}}" for i in range(12)]
+trials = Statuses(**{{k: RUNNING for k in names}})
+core = added(iise_core(), trials)
+for i, k in enumerate(names[:-1]):
+    core.result(k, 1, 0.9 if i == 0 else 0.1, can_pause=can(True), trials=trials)
+    trials.st[k] = PAUSED
+core.result(names[-1], 1, 0.1, can_pause=can(True), trials=trials)  # the last arrives: the rung is decided
+print(",".join(trials.stopped))
+"""
+
+
+def test_synchronous_iise_stops_a_rungs_losers_in_the_same_order_in_every_process() -> None:
+    """The losers of a rung are stopped in registration order, whatever the hash seed (they were once stopped in a
+    set's order, which changes between processes)."""
+    code = _STOP_ORDER.format(tests=str(Path(__file__).resolve().parent))
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout.strip()
+        for seed in (0, 1, 2, 3)
+    }  # fmt: skip
+    assert orders == {",".join(f"trial_{i}" for i in range(1, 11))}
 
 
 def test_synchronous_iise_refuses_to_pause_a_trial_without_a_checkpoint() -> None:
