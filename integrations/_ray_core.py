@@ -28,10 +28,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from mf_sched._validate import check_choice
+from mf_sched._validate import check_choice, check_delta, check_optional_int
 from mf_sched.ladder import FidelityLadder
 from mf_sched.racing.bias import metric_transform
-from mf_sched.racing.engine import FINISHED, HALTED, STOPPED, RungCertificate, RungEliminator
+from mf_sched.racing.engine import FINISHED, HALTED, ORDERS, STOPPED, RungCertificate, RungEliminator
 from mf_sched.racing.schedule import SCHEDULES
 
 from ._common import BOUNDS, RungArgs, check_tolerance, default_sigma
@@ -139,8 +139,8 @@ class RungSettings:
         bound: str,
         reduction_factor: float,
     ) -> RungSettings:
-        """The settings, checked in the order the scheduler documents them (the engine checks `delta`,
-        `n_trials` and `order` when it is built).
+        """The settings, checked in the order the scheduler documents them (all at construction, also when the
+        engine is built later, from the first finished trial).
 
         Args:
             rule: `"race"` or `"iise"` (already checked by the scheduler).
@@ -173,6 +173,10 @@ class RungSettings:
         if metric_family is not None:
             metric_transform([], "max", metric_family)  # fails now on an unknown name
         bound = check_choice("bound", bound, BOUNDS)
+        check_delta(delta)
+        check_optional_int("n_trials", n_trials, none="unknown")
+        if order not in ORDERS:
+            raise ValueError(f"order = {order!r} is unknown; accepted: {', '.join(map(repr, ORDERS))}")
         return cls(
             rule=rule, delta=delta, n_trials=n_trials, fixed_arms=bool(fixed_arms), bias=bias, eta=eta,
             synchronous=bool(synchronous), pause=bool(pause) and rule == "race", order=order, schedule=schedule,

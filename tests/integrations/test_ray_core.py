@@ -249,3 +249,12 @@ def test_the_saved_state_holds_everything_the_core_decides_with(make) -> None:
     assert trials.stopped[before:] == twin.stopped
     assert all(s == TERMINATED for s in trials.st.values())  # the experiment ended
     assert core.get_state() == restored.get_state() and core.certificate() == restored.certificate()
+
+
+@pytest.mark.parametrize(
+    ("bad", "name"), [({"order": "bogus"}, "order"), ({"delta": 1.5}, "delta"), ({"n_trials": 0}, "n_trials")]
+)
+def test_every_setting_is_checked_when_the_scheduler_is_built(bad, name) -> None:
+    """Not only once the engine exists (with an inferred ladder: at the first finished trial, hours later)."""
+    with pytest.raises(ValueError, match=name):
+        settings(**bad)
