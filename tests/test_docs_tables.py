@@ -222,3 +222,15 @@ def test_no_table_ends_past_its_content_column(site: Path, tmp_path: Path) -> No
     assert bare["tables"][0]["right"] > bare["column_right"] + WIDTH, bare["tables"][0]
     assert bare["scroll_width"] > bare["client_width"]
     print(f"{len(expected)} pages, {sum(expected.values())} tables; the widest: {widest[0]} px on {widest[1]}")
+
+
+def test_every_page_has_exactly_one_title(site: Path) -> None:
+    """One `<h1>` per built page: a single-module API page takes the module's heading as its title, so a `#` title
+    of its own would show it twice (as the API pages once did)."""
+    counts = {
+        f.parent.relative_to(site).as_posix(): f.read_text(encoding="utf-8").count("<h1")
+        for f in sorted(site.rglob("index.html"))
+        if not f.parent.name.startswith("_control")
+    }
+    assert len(counts) > 30 and "api/racing_engine" in counts
+    assert {page: n for page, n in counts.items() if n != 1} == {}
