@@ -175,8 +175,7 @@ class RungSettings:
         bound = check_choice("bound", bound, BOUNDS)
         check_delta(delta)
         check_optional_int("n_trials", n_trials, none="unknown")
-        if order not in ORDERS:
-            raise ValueError(f"order = {order!r} is unknown; accepted: {', '.join(map(repr, ORDERS))}")
+        check_choice("order", order, ORDERS)
         return cls(
             rule=rule, delta=delta, n_trials=n_trials, fixed_arms=bool(fixed_arms), bias=bias, eta=eta,
             synchronous=bool(synchronous), pause=bool(pause) and rule == "race", order=order, schedule=schedule,

@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._serialize import StateFormatError, decode, encode
-from mf_sched._validate import check_int, check_optional_int
+from mf_sched._validate import check_choice, check_int, check_optional_int
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
 from mf_sched.racing._rules import IISERule, RaceRule
@@ -161,9 +161,7 @@ class RungEliminator:
         if bias == "gamma" and ladder.gamma is None:
             raise ValueError("bias = 'gamma' needs ladder.gamma (FidelityLadder(..., gamma=[...]))")
         self.bias = bias
-        if rule not in RULES:
-            raise ValueError(f"rule = {rule!r} is unknown; accepted: {', '.join(map(repr, RULES))}")
-        self.rule = rule
+        self.rule = check_choice("rule", rule, RULES)
         if rule == "race":
             if race_bias is None:
                 raise ValueError(
@@ -181,9 +179,7 @@ class RungEliminator:
         if refine and rule != "race":
             raise ValueError("refine is used by rule = 'race' only")
         self.refine = bool(refine)
-        if order not in ORDERS:
-            raise ValueError(f"order = {order!r} is unknown; accepted: {', '.join(map(repr, ORDERS))}")
-        self.order = order
+        self.order = check_choice("order", order, ORDERS)
         self.margin = (
             2.0 * np.asarray(ladder.zeta, dtype=float) if bias == "zeta" else np.asarray(ladder.gamma, dtype=float)
         )
