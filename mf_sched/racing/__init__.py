@@ -10,6 +10,8 @@
   (:class:`~mf_sched.racing.curve_bound.CurveBound`), and the bounds shipped per metric family;
 * :mod:`mf_sched.racing.fit` — fitting it on learning curves of many tasks, with one conformal step over tasks
   that makes it hold jointly over the rungs;
+* :mod:`mf_sched.racing.evidence` — the bound learned from the study's own finished curves, with the shipped
+  bound as the prior, and when a study looks unlike the calibration tasks;
 * :mod:`mf_sched.racing.schedule` — the anytime order of work (ASHA's breadth-first promotions while the
   evidence is thin, then resuming the survivors best-first toward a certificate).
 """

@@ -13,6 +13,7 @@ arithmetic of its decisions and, for racing, the bias bound in force.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ from mf_sched.confidence import subgaussian_radius
 from mf_sched.racing._runs import FINISHED, HALTED, RUNNING, STOPPED, RunTable, delta_per_run
 from mf_sched.racing.bias import RaceBias
 from mf_sched.racing.curve_bound import CurveBound
+from mf_sched.racing.evidence import Evidence, study_statistic
 
 DEPTH = 1e12  # "depth" order: rung × DEPTH + value ranks the highest rung first, then the best value
 
@@ -359,23 +361,84 @@ class RaceRule:
         then recomputed. Returns whether it was raised."""
         return self._refine_curve(rows) if self.curve_bound is not None else self._refine_zeta(rows)
 
-    def _refine_curve(self, rows: np.ndarray) -> bool:
-        """Raise the curve bound's λ to the largest score of the top-rung runs `rows` where a run's curve
-        exceeded it; a run stopped with the bound the study has just shown too tight runs again if the raised
-        bound lets it win."""
+    @property
+    def learns(self) -> bool:
+        """The bound in force learns from the study's own finished curves (a curve bound with an evidence model)."""
+        return self.curve_bound is not None and self.curve_bound.evidence is not None
+
+    def _scores(self, rows: np.ndarray) -> np.ndarray:
+        """Each top-rung run's conformal score: the largest normalised exceedance of its curve over its rungs
+        (:meth:`CurveBound.score`); above λ exactly when its curve exceeded the bound somewhere."""
         cb = self.curve_bound
         assert cb is not None
-        t = self.t
-        top = self.M - 1
-        if top == 0 or rows.size == 0:
-            return False
         v, prev, f, pf = self._curve_inputs(rows)
-        final = t.vals[rows, top : top + 1]
+        final = self.t.vals[rows, self.M - 1 : self.M]
         have = ~np.isnan(v) & ~np.isnan(final)
         with np.errstate(invalid="ignore"):
             sc = np.where(have, cb.score(np.where(have, v, 0.0), prev, f, pf, np.where(have, final, 0.0)), -np.inf)
         sc = np.where(np.isfinite(np.asarray(f)) & (np.asarray(f) >= cb.grid_first[0] * (1 - 1e-9)), sc, -np.inf)
-        worst = sc.max(axis=1)
+        return sc.max(axis=1)
+
+    def evidence(self) -> Evidence | None:
+        """What the study's runs at the top say about the bound (:mod:`mf_sched.racing.evidence`): their statistic,
+        the λ it gives, whether the study looks unlike the calibration tasks and which runs exceeded the bound;
+        `None` without an evidence model."""
+        cb = self.curve_bound
+        if cb is None or cb.evidence is None or self.M < 2:
+            return None
+        ev, t, top = cb.evidence, self.t, self.M - 1
+        n = len(t)
+        rows = np.flatnonzero(~np.isnan(t.vals[:n, top]))
+        if rows.size == 0:
+            return Evidence(0, 0, math.nan, ev.prior_lam, ev.prior_lam, math.inf, False)
+        sc = self._scores(rows)
+        used = ev.used(rows.size)
+        stat = study_statistic(sc, t.vals[rows, top - 1], used) if used else math.nan
+        lam, used, t_hi = ev.lam(stat, rows.size)
+        # the miss event is about the good runs (within the tolerance of the best final value): one of them beyond
+        # the bound contradicts it; a poor run beyond it does not (λ is calibrated on the good runs' scores)
+        final = t.vals[rows, top]
+        best = float(final.max())
+        over = (sc > lam + 1e-12) & (final >= best - cb.tolerance * abs(best) - 1e-12)
+        if over.any():
+            lam = float(sc[over].max()) + 1e-9
+        unlike = bool(used and stat > t_hi)
+        return Evidence(int(rows.size), used, stat, lam, ev.prior_lam, t_hi, unlike,
+                        tuple(t.keys[i] for i in rows[over].tolist()))  # fmt: skip
+
+    def _learn(self) -> bool:
+        """Set λ from the study's runs at the top (:meth:`evidence`): smaller where their curves are regular, larger
+        where they are not; every bound is recomputed, a raised λ lets runs stopped before that can now win run
+        again, a lowered one stops more (at the next elimination). Returns whether λ changed."""
+        cb = self.curve_bound
+        e = self.evidence()
+        assert cb is not None and e is not None
+        if e.lam == cb.lam and tuple(e.exceeded_by) == tuple(cb.raised_by):
+            return False
+        self.curve_bound = dataclasses.replace(cb, lam=float(e.lam), raised_by=tuple(e.exceeded_by))
+        t = self.t
+        n = len(t)
+        self.update(np.arange(n))
+        if e.lam > cb.lam:
+            _, lcb = self.incumbent()
+            back = np.flatnonzero((t.status[:n] == STOPPED) & (t.upper[:n] >= lcb))
+            t.status[back] = RUNNING
+            t.stop_rung[back] = -1
+        return True
+
+    def _refine_curve(self, rows: np.ndarray) -> bool:
+        """Raise the curve bound's λ to the largest score of the top-rung runs `rows` where a run's curve
+        exceeded it; a run stopped with the bound the study has just shown too tight runs again if the raised
+        bound lets it win. With an evidence model, λ is learned from every run at the top instead (:meth:`_learn`)."""
+        cb = self.curve_bound
+        assert cb is not None
+        if cb.evidence is not None:
+            return self._learn()
+        t = self.t
+        top = self.M - 1
+        if top == 0 or rows.size == 0:
+            return False
+        worst = self._scores(rows)
         over = worst > cb.lam + 1e-12
         if not over.any():
             return False
@@ -430,7 +493,7 @@ class RaceRule:
         self.curve_bound, self.race_bias = coerce_bias(race_bias, self.M)
         t = self.t
         n = len(t)
-        if self.refine and n:
+        if (self.refine or self.learns) and n:
             top = np.flatnonzero(~np.isnan(t.vals[:n, self.M - 1]))
             if top.size:
                 self.refine_with(top)

@@ -91,7 +91,7 @@ import numpy as np
 
 from mf_sched.racing._runs import FINISHED, HALTED, LOST, RUNNING, STATUS_NAMES, STOPPED, RunTable
 
-__all__ = ["RungCertificate", "certify", "describe", "rung_table"]
+__all__ = ["RungCertificate", "certification", "certify", "describe", "rung_table", "statement"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,16 @@ class RungCertificate:
             :class:`~mf_sched.racing.curve_bound.CurveBound` source).
         violated_by: runs whose observed curves exceeded the curve-aware bound the stops relied on (`epsilon`
             is then None and `guaranteed` False).
+        certified: the one word every output uses (:func:`certification`): the race is over, its answer is
+            `ε`-optimal (plus the bound's tolerance) with probability `≥ 1 − δ`, and the bound it rests on was
+            *earned* — checked against this study's own finished curves (a learned bound that they do not
+            contradict and that looks like the calibration tasks), or given by you (ζ of the ladder, your ζ⁺).
+        basis: what the statement rests on, in words.
+        reason: why it is not certified (empty when it is).
+        tolerance: the curve-aware bound's relative tolerance (0 for other bounds): the answer is within
+            `tolerance · |value| + ε` of a full search's.
+        evidence: the study's evidence about its bound (:class:`~mf_sched.racing.evidence.Evidence` as a dict), empty
+            without a learned bound.
     """
 
     key: Hashable | None
@@ -130,6 +140,16 @@ class RungCertificate:
     rule: str = "iise"
     bias_source: str = ""
     violated_by: tuple[Hashable, ...] = ()
+    certified: bool = False
+    basis: str = ""
+    reason: str = ""
+    tolerance: float = 0.0
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+    def sentence(self) -> str:
+        """The certificate in one sentence — the same words in every output (stdout, the study's attributes, the
+        report, the plot, Ray)."""
+        return statement(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The certificate as a JSON-safe dict (the fields by name; tuples as lists)."""
@@ -146,7 +166,89 @@ class RungCertificate:
             "rule": self.rule,
             "bias_source": self.bias_source,
             "violated_by": list(self.violated_by),
+            "certified": self.certified,
+            "basis": self.basis,
+            "reason": self.reason,
+            "tolerance": self.tolerance,
+            "evidence": dict(self.evidence),
+            "statement": self.sentence(),
         }
+
+
+def statement(c: RungCertificate) -> str:
+    """The one wording of a certificate (:meth:`RungCertificate.sentence`): "certified: …" with what holds and what
+    it rests on, or "not certified: <reason>" and what the answer rests on.
+
+    Args:
+        c: the certificate.
+    """
+    if c.key is None:
+        return f"not certified: {c.reason or 'no run has reached the top rung'}"
+    within = (f"{100 * c.tolerance:g}% + ε = {c.epsilon:.3g}" if c.tolerance else f"ε = {c.epsilon:.3g}") if (
+        c.epsilon is not None) else ""  # fmt: skip
+    if c.certified:
+        return (f"certified: with probability >= 1 - δ (δ = {c.delta:g}) the answer is within {within} of the best "
+                f"a full-fidelity search of the same configurations would find; it rests on {c.basis}")  # fmt: skip
+    return f"not certified: {c.reason}; the answer rests on {c.basis}"
+
+
+def certification(
+    *, eps: float | None, guaranteed: bool, halted: bool, violated_by: tuple[Hashable, ...], have_top: bool,
+    evidence: Any, learned: bool, bias_source: str, running: int = 0, borrowed: bool = False,
+    uncovered: tuple[Hashable, ...] = (),
+) -> tuple[bool, str, str]:  # fmt: skip
+    """`(certified, basis, reason)`: the one definition of the word (see :class:`RungCertificate`).
+
+    Args:
+        eps: the certified ε (None while the race runs or when the bound was contradicted).
+        guaranteed: no heuristic cut and no contradiction.
+        halted: the heuristic η cut stopped runs.
+        violated_by: runs whose curves exceeded the bound in force.
+        have_top: some run reached the top rung.
+        evidence: the study's :class:`~mf_sched.racing.evidence.Evidence` (None without a learned bound).
+        learned: the bound in force learns from the study's curves (a curve bound with an evidence model).
+        bias_source: where the bound comes from.
+        running: runs below the top rung that can still win.
+        borrowed: the bound is a prior shipped for other tasks that does not learn from this study (the ζ⁺ prior).
+        uncovered: runs that failed or were abandoned below the top rung without being stopped.
+    """
+    if evidence is not None and evidence.used:
+        basis = (
+            f"{bias_source}, with λ = {evidence.lam:.3g} learned from this study's {evidence.n} finished run(s) "
+            f"(prior λ {evidence.prior_lam:.3g}), for tasks exchangeable with the calibration tasks"
+        )
+    elif learned:
+        basis = f"{bias_source}, prior λ, for tasks like the calibration tasks (no run of this study has finished)"
+    elif borrowed:
+        basis = f"{bias_source}, for tasks like its calibration tasks"
+    else:
+        basis = bias_source or "the bound given"
+    if not have_top:
+        return False, basis, "no run has reached the top rung"
+    if halted:
+        return False, basis, "the heuristic η cut stopped runs, so no bound covers them"
+    if violated_by:
+        return False, basis, (f"the curves of {list(violated_by)} exceeded the bound the earlier stops relied on, "
+                              "so a stopped run may have been the best")  # fmt: skip
+    if borrowed:
+        return False, basis, "the bound is a prior fitted on other tasks, not checked against this study's own curves"
+    if evidence is not None and evidence.unlike:
+        return (
+            False,
+            basis,
+            (
+                f"this study's curves are unlike the calibration tasks: its finished runs improved after the cheap "
+                f"rungs more than in 99% of calibration studies (statistic {evidence.statistic:.3g} > "
+                f"{evidence.t_hi:.3g}); the bound was widened to λ = {evidence.lam:.3g}, but no coverage is claimed"
+            ),
+        )
+    if uncovered and eps is not None:
+        return False, basis, (f"{len(uncovered)} run(s) failed below the top rung without being stopped "
+                              f"({list(uncovered)[:5]}): the answer does not cover them")  # fmt: skip
+    if eps is None or not guaranteed:
+        return False, basis, (f"race in progress ({running} run{'s' * (running != 1)} below the top rung can still "
+                              "win)")  # fmt: skip
+    return True, basis, ""
 
 
 def certify(
@@ -158,6 +260,10 @@ def certify(
     rule: str,
     bias_source: str,
     violated_by: tuple[Hashable, ...],
+    evidence: Any = None,
+    learned: bool = False,
+    tolerance: float = 0.0,
+    borrowed: bool = False,
 ) -> RungCertificate:
     """The certificate of the runs `t` (the section "Certificate" above).
 
@@ -169,6 +275,10 @@ def certify(
         rule: the decision rule, `"iise"` or `"race"`.
         bias_source: where the bias bound came from.
         violated_by: runs whose curves exceeded the curve-aware bound in force (then no ε is certified).
+        evidence: the study's evidence about a learned bound (:class:`~mf_sched.racing.evidence.Evidence`), or None.
+        learned: the bound learns from the study's curves.
+        tolerance: the curve-aware bound's relative tolerance (0 for other bounds).
+        borrowed: the bound is a shipped prior that does not learn from the study (see :func:`certification`).
 
     Returns:
         The best run at the top rung (ties: registration order, the same in every process) and what holds
@@ -181,10 +291,14 @@ def certify(
     vtop = t.vals[:n, top]
     have = np.flatnonzero(~np.isnan(vtop))
     uncovered = tuple(t.keys[i] for i in np.flatnonzero((st == LOST) & (t.reached[:n] < top)).tolist())
+    words = dict(guaranteed=not t.halted_any and not violated_by, halted=bool(t.halted_any), violated_by=violated_by,
+                 evidence=evidence, learned=learned, bias_source=bias_source, borrowed=borrowed,
+                 uncovered=uncovered)  # fmt: skip
     if have.size == 0:
-        return RungCertificate(
-            None, None, False, None, False, delta, counts, uncovered, cost, rule, bias_source, violated_by=violated_by
-        )
+        ok, basis, why = certification(eps=None, have_top=False, **words)  # type: ignore[arg-type]
+        return RungCertificate(None, None, False, None, False, delta, counts, uncovered, cost, rule, bias_source,
+                               violated_by=violated_by, certified=ok, basis=basis, reason=why, tolerance=tolerance,
+                               evidence={} if evidence is None else evidence.to_dict())  # fmt: skip
     rho = int(have[np.argmax(vtop[have])])
     surviving = np.flatnonzero(np.isin(st, (RUNNING, FINISHED, LOST)))
     running_below = surviving[(st[surviving] == RUNNING) & (t.reached[surviving] < top)]
@@ -203,6 +317,7 @@ def certify(
             eps = max(0.0, float(np.max(vtop[others] + b)) - (float(vtop[rho]) - b_rho))
     if violated_by:
         eps = None  # the study's own curves exceeded the bound its stops relied on: no ε can be certified
+    ok, basis, why = certification(eps=eps, have_top=True, running=int(running_below.size), **words)  # type: ignore[arg-type]
     return RungCertificate(
         key=t.keys[rho],
         value=float(vtop[rho]),
@@ -216,6 +331,11 @@ def certify(
         rule=rule,
         bias_source=bias_source,
         violated_by=violated_by,
+        certified=ok,
+        basis=basis,
+        reason=why,
+        tolerance=tolerance,
+        evidence={} if evidence is None else evidence.to_dict(),
     )
 
 

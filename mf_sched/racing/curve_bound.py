@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from mf_sched._validate import check_fraction, check_int
+from mf_sched.racing.evidence import EvidenceModel, select_evidence
 
 __all__ = [
     "CurveBound",
@@ -161,6 +162,9 @@ class CurveBoundFit:
         slope_clip: the slope range of the features.
         ladders: the canonical ladders (rung fractions below the top) coverage was made joint over.
         provenance: JSON-safe record of the data, held-out coverage and settings.
+        evidence: the table of λ given the study's own evidence (:mod:`mf_sched.racing.evidence`): `n`, and `beta`,
+            `q` `[K][ladder][alpha][tolerance][n']`, `t_lo`, `t_hi` `[K][ladder][n']`; `None` (a fit made before
+            it existed): the prior λ only.
     """
 
     family: str
@@ -181,8 +185,22 @@ class CurveBoundFit:
     slope_clip: float
     ladders: tuple[tuple[float, ...], ...] = ()
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    evidence: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        if self.evidence is not None:
+            ev = self.evidence
+            want = (len(self.n_arms), len(self.ladders), len(self.alphas), len(self.tolerances), len(ev.get("n", ())))
+            try:
+                ok = all(np.asarray(ev[f], dtype=float).shape == want for f in ("beta", "q")) and all(
+                    np.asarray(ev[f], dtype=float).shape == (*want[:2], want[4]) for f in ("t_lo", "t_hi")
+                )
+            except (KeyError, TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"evidence must hold n, beta, q of shape {want} and t_lo, t_hi of {(*want[:2], want[4])}"
+                )
         if self.form not in ("absolute", "relative"):
             raise ValueError(f"form = {self.form!r} is unknown; accepted: 'absolute', 'relative'")
         if self.form == "relative" and (self.ideal is None or not math.isfinite(float(self.ideal))):
@@ -289,6 +307,7 @@ class CurveBoundFit:
         ti = max(t, key=lambda i: self.tolerances[i]) if t else 0
         li = self.ladder_index(fractions)
         lam = float(self.lam[k, :, ai, ti].max() if li < 0 else self.lam[k, li, ai, ti])
+        ev = None if self.evidence is None else select_evidence(self.evidence, k, li, ai, ti, lam)
         return CurveBound(
             family=self.family,
             form=self.form,
@@ -311,10 +330,12 @@ class CurveBoundFit:
             ).replace("; )", ")"),
             offset=float(offset),
             scale=float(scale),
+            evidence=ev,
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **({} if self.evidence is None else {"evidence": dict(self.evidence)}),
             "family": self.family,
             "form": self.form,
             "ideal": self.ideal,
@@ -378,6 +399,7 @@ class CurveBoundFit:
                 slope_clip=float(d["slope_clip"]),
                 ladders=tuple(tuple(lad) for lad in d["ladders"]),
                 provenance=dict(prov),
+                evidence=d.get("evidence"),
             )
         except (TypeError, ValueError) as e:
             raise ValueError(f"malformed curve bound: {e}") from None
@@ -411,6 +433,8 @@ class CurveBound:
         offset: `offset` of the map `(score − offset) / scale` (an accuracy: 0; a percentage: 0; an error rate,
             minimised: −1, so that `1 − error` reads like an accuracy; a percent error: −100).
         scale: `scale` of the map (an accuracy: 1; a percentage: 100; an error rate: 1; a percent error: 100).
+        evidence: λ given the study's own finished curves (:mod:`mf_sched.racing.evidence`; the racing engine sets
+            :attr:`lam` from it); `None`: the prior λ, raised only where a finished curve exceeds it.
     """
 
     family: str
@@ -432,6 +456,12 @@ class CurveBound:
     raised_by: tuple[Any, ...] = ()
     offset: float = 0.0
     scale: float = 1.0
+    evidence: EvidenceModel | None = None
+
+    def without_evidence(self) -> CurveBound:
+        """A copy at the prior λ that does not learn from the study's curves (the behaviour before 0.2)."""
+        lam = self.lam if self.evidence is None else self.evidence.prior_lam
+        return dataclasses.replace(self, evidence=None, lam=lam, raised_by=())
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.offset) and math.isfinite(self.scale) and self.scale > 0):
@@ -617,6 +647,7 @@ class CurveBound:
             "raised_by": list(self.raised_by),
             "offset": self.offset,
             "scale": self.scale,
+            **({} if self.evidence is None else {"evidence": self.evidence.to_dict()}),
         }
 
     @classmethod
@@ -649,6 +680,7 @@ class CurveBound:
                 raised_by=tuple(d.get("raised_by", ())),
                 offset=float(d.get("offset", 0.0)),
                 scale=float(d.get("scale", 1.0)),
+                evidence=None if d.get("evidence") is None else EvidenceModel.from_dict(d["evidence"]),
             )
         except (KeyError, TypeError) as e:
             raise ValueError(f"malformed curve bound: {e!r}") from None

@@ -288,7 +288,7 @@ class RungEliminator:
             t.status[row] = FINISHED
         race = self._race
         if race is not None:
-            if rung == self.M - 1 and self.refine and race.refine_with(np.array([row])):
+            if rung == self.M - 1 and (self.refine or race.learns) and race.refine_with(np.array([row])):
                 return
             race.update_one(row, rung, v)
 
@@ -310,7 +310,7 @@ class RungEliminator:
         rows, have = self._t.report_many(keys, values, index=index, trusted=trusted, n_arms=self.n_arms)
         race = self._race
         if race is not None:
-            if self.refine and have[:, -1].any():
+            if (self.refine or race.learns) and have[:, -1].any():
                 race.refine_with(rows[have[:, -1]])
                 race.update(np.arange(len(self._t)))
             else:
@@ -611,6 +611,10 @@ class RungEliminator:
             rule=self.rule,
             bias_source=self.bias_source,
             violated_by=self.violated_by,
+            evidence=rule.evidence() if isinstance(rule, RaceRule) else None,
+            learned=isinstance(rule, RaceRule) and rule.learns,
+            tolerance=self.curve_bound.tolerance if self.curve_bound is not None else 0.0,
+            borrowed=self.race_bias is not None and "family" in self.race_bias.details,  # the shipped ζ⁺ prior
         )
 
     @property

@@ -56,6 +56,7 @@ from scipy.special import gammaln
 
 from mf_sched._validate import check_fraction, check_int
 from mf_sched.racing.curve_bound import FEATURES_FIRST, CurveBound, CurveBoundFit, design
+from mf_sched.racing.evidence import EVIDENCE_N, fit_evidence_table
 
 __all__ = [
     "LADDERS",
@@ -280,9 +281,12 @@ def ladder_scores(
 
 
 def _study_scores(scores: np.ndarray, final: np.ndarray, n_arms: int, tols: Sequence[float], draws: int,
-                  rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+                  rng: np.random.Generator, last: np.ndarray | None = None) -> Any:  # fmt: skip
     """For `draws` random K-subsets: the smallest score among the configurations within each tolerance of the
-    subset's best final value, `(draws, len(tols))`."""
+    subset's best final value, `(draws, len(tols))`; with `last` (the values at the ladder's last rung below the
+    top) also the evidence statistic of each subset for every `n'` of
+    :data:`~mf_sched.racing.evidence.EVIDENCE_N`, `(draws, len(EVIDENCE_N))`: the mean score of the `n'`
+    configurations with the best `last` values (the runs a race finishes; :mod:`mf_sched.racing.evidence`)."""
     n = final.size
     k = min(n_arms, n)
     pick = np.argsort(rng.random((draws, n)), axis=1)[:, :k] if k < n else np.broadcast_to(np.arange(n), (draws, n))
@@ -293,7 +297,13 @@ def _study_scores(scores: np.ndarray, final: np.ndarray, n_arms: int, tols: Sequ
     for i, t in enumerate(tols):
         good = f >= best - t * np.abs(best) - 1e-12
         out[:, i] = np.where(good, s, np.inf).min(axis=1)
-    return out
+    if last is None:
+        return out
+    order = np.argsort(-last[pick], axis=1, kind="stable")
+    ranked = np.take_along_axis(s, order, axis=1)
+    csum = np.cumsum(ranked, axis=1)
+    stat = np.stack([csum[:, min(m, k) - 1] / min(m, k) for m in EVIDENCE_N], axis=1)
+    return out, stat
 
 
 def _complete(a: Any, n_cols: int) -> np.ndarray:
@@ -393,6 +403,7 @@ def fit_curve_bound(
     rng = np.random.default_rng(seed)
     fits: list[tuple[np.ndarray, ...]] = []
     lams = []
+    evs: list[tuple[np.ndarray, ...]] = []
     names = list(arrays)
     fold_of = np.random.default_rng([seed, 7]).permutation(len(names)) % max(2, min(cv_folds, len(names)))
     for k in ks:
@@ -417,8 +428,12 @@ def fit_curve_bound(
                     obs = arrays[names[i]]
                     if _covers(obs, fr, lad):
                         sc = ladder_scores(probe, obs, fr, lad)
-                        scores[li][i] = _study_scores(sc, obs[:, -1], k, tolerances, draws, rng)
+                        last = obs[:, _rows(obs, fr, lad)[-1][0]]
+                        scores[li][i] = _study_scores(sc, obs[:, -1], k, tolerances, draws, rng, last)
+        nn = len(EVIDENCE_N)
         lam = np.full((len(ladders), len(alphas), len(tolerances)), np.nan)
+        ev = {x: np.full((len(ladders), len(alphas), len(tolerances), nn), np.nan) for x in ("beta", "q")}
+        t_range = np.full((2, len(ladders), nn), np.nan)
         for li in range(len(ladders)):
             per = [x for x in scores[li] if x is not None]
             n = len(per)
@@ -427,15 +442,24 @@ def fit_curve_bound(
             for ai, a in enumerate(alphas):
                 level = min(1.0, (1 - a) * (1 + 1 / n))
                 for ti in range(len(tolerances)):
-                    q = _pooled_quantile([p[:, ti] for p in per], level)
+                    q = _pooled_quantile([p[0][:, ti] for p in per], level)
                     lam[li, ai, ti] = q if math.isfinite(q) else 1e6
+                    for ni in range(nn):  # λ given the study's own evidence (mf_sched.racing.evidence)
+                        cell = fit_evidence_table([p[0][:, ti] for p in per], [p[1][:, ni] for p in per], alpha=a)
+                        ev["beta"][li, ai, ti, ni], ev["q"][li, ai, ti, ni] = cell["beta"], cell["q"]
+                        t_range[:, li, ni] = cell["t_lo"], cell["t_hi"]
         if np.isnan(lam).all():
             raise ValueError("no ladder has rungs that at least 2 tasks reach; give fractions and ladders that match")
         lams.append(lam)
+        evs.append((ev["beta"], ev["q"], t_range[0], t_range[1]))
     lam_all = np.array(lams)
     reached = ~np.isnan(lam_all[0, :, 0, 0])
     ladders = [lad for lad, ok in zip(ladders, reached) if ok]
     lam_all = lam_all[:, reached]
+    evidence = {
+        "n": list(EVIDENCE_N),
+        **{name: _json_floats(np.array([e[j] for e in evs])[:, reached]) for j, name in enumerate(EV_FIELDS)},
+    }
     grids = {tuple(f[0].tolist()) for f in fits} | {tuple(f[3].tolist()) for f in fits}
     if len({tuple(f[0].tolist()) for f in fits}) > 1 or len({tuple(f[3].tolist()) for f in fits}) > 1:
         raise AssertionError(f"the grids differ between study sizes: {grids}")  # pragma: no cover - same tasks
@@ -447,8 +471,18 @@ def fit_curve_bound(
         hi_first=np.array([f[4] for f in fits]), med_first=np.array([f[5] for f in fits]),
         alphas=tuple(float(a) for a in alphas), tolerances=tuple(float(t) for t in tolerances), lam=lam_all,
         w_min=wmin, slope_clip=slope_clip, ladders=tuple(tuple(float(f) for f in lad) for lad in ladders),
-        provenance=prov,
+        provenance=prov, evidence=evidence,
     )  # fmt: skip
+
+
+EV_FIELDS = ("beta", "q", "t_lo", "t_hi")
+
+
+def _json_floats(a: np.ndarray) -> list:
+    """Nested lists of rounded floats, a non-finite value as None (JSON has no infinity)."""
+    a = np.asarray(a, dtype=float)
+    flat = [round(float(v), 6) if math.isfinite(v) else None for v in a.ravel()]
+    return np.array(flat, dtype=object).reshape(a.shape).tolist()
 
 
 def miss_rate(
@@ -463,6 +497,7 @@ def miss_rate(
     seed: int = 1,
     per_task: bool = False,
     by_ladder: bool = False,
+    evidence_n: int | None = None,
 ) -> Any:
     """The all-rung miss rate of a fitted bound on (held-out) `tasks`: the share of random `n_arms`-subsets in
     which every configuration within `tolerance` of the best final value exceeds the bound at some rung of a
@@ -484,6 +519,9 @@ def miss_rate(
         seed: seeds the draws.
         per_task: return the per-task worst rates instead of their mean.
         by_ladder: return the mean over tasks for each ladder instead (takes precedence over `per_task`).
+        evidence_n: measure the bound *given the study's evidence* instead of the prior λ: in each subset the
+            statistic of :mod:`mf_sched.racing.evidence` over the `evidence_n` configurations with the best values
+            at the ladder's last rung below the top (those a race finishes) gives λ; `None`: the prior λ.
     """
     fr = np.asarray(fractions, dtype=float)
     rng = np.random.default_rng(seed)
@@ -496,8 +534,15 @@ def miss_rate(
                 continue
             b = fit.select(n_arms=k, alpha=alpha, tolerance=tolerance, fractions=lad)
             sc = ladder_scores(b, obs, fr, lad)
-            st = _study_scores(sc, obs[:, -1], k, (b.tolerance,), draws, rng)[:, 0]
-            table[i, j] = float(np.mean(st > b.lam + 1e-12))
+            if evidence_n is None or b.evidence is None:
+                st = _study_scores(sc, obs[:, -1], k, (b.tolerance,), draws, rng)[:, 0]
+                table[i, j] = float(np.mean(st > b.lam + 1e-12))
+                continue
+            last = obs[:, _rows(obs, fr, lad)[-1][0]]
+            st, stat = _study_scores(sc, obs[:, -1], k, (b.tolerance,), draws, rng, last)
+            ni = b.evidence.index(min(int(evidence_n), k))
+            lam = np.array([b.evidence.lam(float(x), EVIDENCE_N[ni])[0] for x in stat[:, ni]])
+            table[i, j] = float(np.mean(st[:, 0] > lam + 1e-12))
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows / columns: a task or ladder not reached
         if by_ladder:

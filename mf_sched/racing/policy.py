@@ -13,8 +13,8 @@ Order (resumable runs: an arm is a training run that advances one rung per pull,
 `⌊n_m/η⌋` values there goes up one rung, the highest rung first), then a new arm (in a seeded random order),
 then — once ASHA has nothing to do — the paused arm at the highest rung with the best value (`order="depth"`;
 `"estimate"`: the best estimated final value, its latest value plus the bound's typical improvement;
-`"bound"`: the optimistic bound). Stopping the policy at any
-budget therefore answers at least as well as ASHA would have, and running it to the end certifies.
+`"bound"`: the optimistic bound). Stopped at any budget, the policy answers by ASHA's rule from the evidence so far
+(not always ASHA's answer: ASHA's work is interleaved with the racing cut); run to the end, it certifies.
 `schedule="best-first"`: every arm to the first rung, then best-first (the order before the anytime schedule).
 A paused run is resumed only while it can still beat the incumbent (it is stopped, without being resumed, when a
 better incumbent arrives: freeze-thaw). There is no barrier: with `W` workers, `W` different arms are in
@@ -95,6 +95,11 @@ class Race(Policy):
             then the best value), `"estimate"` or `"bound"` (see :class:`~mf_sched.racing.engine.RungEliminator`).
         schedule: `"anytime"` (default) or `"best-first"` (see :mod:`mf_sched.racing.schedule`).
         eta: ASHA's reduction factor η > 1 for the promotions of the anytime schedule (default 3).
+        audit: the probability, in `[0, 1]`, that an arm the rule stops is trained on to the top anyway (an *audit*,
+            drawn once per arm from the seed; default 0). An audited arm that ends among the good ones with a curve
+            beyond the bound is the miss event caught in the act: λ is raised, the arms that can now win run again
+            and the certificate is void (:mod:`mf_sched.racing.evidence`). Audits run when nothing else waits; their
+            epochs count like any other.
     """
 
     name = "race"
@@ -106,7 +111,7 @@ class Race(Policy):
     summary = (
         "race runs against the best full-fidelity result; ASHA's promotions first, then best-first to a certificate"
     )
-    _state_attrs = ("_engine_state", "_reached", "_alive", "_busy", "_failures", "_start_order")
+    _state_attrs = ("_engine_state", "_reached", "_alive", "_busy", "_failures", "_start_order", "_audit_u", "_audited")
 
     def __init__(
         self,
@@ -120,6 +125,7 @@ class Race(Policy):
         order: str = "depth",
         schedule: str = "anytime",
         eta: float = 3.0,
+        audit: float = 0.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(n_arms, ladder, **kwargs)
@@ -130,6 +136,9 @@ class Race(Policy):
         self.max_failures = check_int("max_failures", max_failures, 1)
         self.schedule = check_choice("schedule", schedule, SCHEDULES)
         self.eta = check_real("eta", eta, gt=1.0)
+        self.audit = check_real("audit", audit, ge=0.0, accepted="0 <= audit <= 1")
+        if self.audit > 1:
+            raise ValueError(f"audit = {audit!r} is out of range; accepted: 0 <= audit <= 1")
         self._engine = RungEliminator(
             ladder,
             delta=self.delta,
@@ -145,13 +154,16 @@ class Race(Policy):
         bias_dict = (self._engine.curve_bound or self._engine.race_bias).to_dict()  # type: ignore[union-attr]
         self._set_config(delta=self.delta, race_bias=bias_dict, fixed_arms=bool(fixed_arms),
                          max_failures=self.max_failures, order=order, schedule=self.schedule,
-                         eta=self.eta)  # fmt: skip
+                         eta=self.eta, audit=self.audit)  # fmt: skip
         K = self.n_arms
         self._reached = np.full(K, -1, dtype=np.int64)  # highest rung told, per arm
         self._alive = np.ones(K, dtype=bool)  # neither stopped, dropped nor at the top
         self._busy = np.zeros(K, dtype=bool)  # a pull of the arm is outstanding
         self._failures = np.zeros(K, dtype=np.int64)
         self._start_order = self._rng.permutation(K).astype(np.int64)  # never the order arms were written in
+        # audits: an arm the rule stops continues to the top with probability `audit` (a draw fixed per arm)
+        self._audit_u = self._rng.random(K) if self.audit > 0 else np.ones(K)
+        self._audited = np.zeros(K, dtype=bool)  # stopped by the rule, trained on to the top as an audit
         self._rebuild_heap()
 
     # ------------------------------------------------------------------ state
@@ -254,13 +266,17 @@ class Race(Policy):
             a = self._fresh()
         if a is None:
             a = self._top_of_heap()
+        if a is None:  # nothing else to do: an audit climbs one rung
+            idle = [int(x) for x in self._audit_pending().tolist() if not self._busy[x]]
+            a = idle[0] if idle else None
         return None if a is None else (a, int(self._reached[a]) + 1)
 
     def _on_issue(self, arm: int, fidelity: int) -> None:
         self._busy[arm] = True
 
     def _claim(self, arm: int, fidelity: int) -> bool:
-        if self._alive[arm] and not self._busy[arm] and fidelity == self._reached[arm] + 1:
+        ok = self._alive[arm] or (self._audited[arm] and self._reached[arm] < self.M - 1)
+        if ok and not self._busy[arm] and fidelity == self._reached[arm] + 1:
             self._busy[arm] = True
             return True
         return False
@@ -281,15 +297,19 @@ class Race(Policy):
             if fidelity < self.M - 1:
                 bisect.insort(self._rung_vals[fidelity], float(value))
         self._reached[arm] = max(int(self._reached[arm]), fidelity)
+        learned = fidelity == self.M - 1 and eng.curve_bound is not None and eng.curve_bound.evidence is not None
         if fidelity == self.M - 1:
             self._alive[arm] = False
-            # a better incumbent may stop others: race everyone against it (no better one, no new stop)
-            stopped = eng.eliminate() if eng.incumbent()[1] > before else []
+            # a better incumbent (or a bound the study's curves tightened) may stop others: race everyone against
+            # it (no better one, no new stop)
+            stopped = eng.eliminate() if learned or eng.incumbent()[1] > before else []
         else:
             stopped = [arm] if eng.should_stop(arm) else []
         for k in stopped:
             self._alive[int(k)] = False
-        if eng.curve_bound is not None and eng.curve_bound.raised_by and fidelity == self.M - 1:
+            if self._audit_u[int(k)] < self.audit and int(self._reached[int(k)]) < self.M - 1:
+                self._audited[int(k)] = True  # audited: trained on to the top to check the bound on a stopped run
+        if eng.curve_bound is not None and (learned or eng.curve_bound.raised_by) and fidelity == self.M - 1:
             # the study's curve raised the bound: every priority changed, and the engine revived the stopped arms
             # that can win again
             codes, reached = eng.statuses(), eng.reached_all()
@@ -308,7 +328,11 @@ class Race(Policy):
             self._record_value(arm, fidelity, value)
 
     def _is_done(self) -> bool:
-        return not bool(self._alive.any())
+        return not bool(self._alive.any()) and not bool(self._audit_pending().size)
+
+    def _audit_pending(self) -> np.ndarray:
+        """Audited arms below the top (stopped by the rule, trained on to the top)."""
+        return np.flatnonzero(self._audited & (self._reached < self.M - 1) & (self._failures < self.max_failures))
 
     # ------------------------------------------------------------------ answer
     def _recommend(self) -> Recommendation:
@@ -323,9 +347,10 @@ class Race(Policy):
             "dropped": dropped,
         }
         if finished and cert.key is not None:
-            details.update(epsilon=cert.epsilon, rung=self.M - 1, estimate=cert.value, guaranteed=cert.guaranteed)
+            details.update(epsilon=cert.epsilon, rung=self.M - 1, estimate=cert.value, guaranteed=cert.guaranteed,
+                           certificate=cert.sentence(), evidence=dict(cert.evidence))  # fmt: skip
             reason = "identified" if cert.identified else "finished"
-            return self._answer(cert.key, certified=cert.identified, reason=reason, details=details)
+            return self._answer(cert.key, certified=cert.certified, reason=reason, details=details)
         key, rung, est = eng.answer()
         details.update(epsilon=None, rung=rung, estimate=est, guaranteed=cert.guaranteed)
         reason = self._default_reason() if not finished else "exhausted"
