@@ -67,20 +67,23 @@ def _rebuild_adapter(study: optuna.Study, cfg: Mapping[str, Any]) -> Any:
     raise ValueError(f"study {study.study_name!r}: {CONFIG} names an unknown adapter {cfg.get('adapter')!r}")
 
 
-def _adapter_of(study: optuna.Study, trials: Sequence[FrozenTrial]) -> Any:
-    """The adapter whose engine is the study's race: the live one, else the one stored with the study, else the
-    defaults (MFSampler when the trials carry its candidates, else MFPruner)."""
+def _adapter_of(study: optuna.Study, trials: Sequence[FrozenTrial]) -> tuple[Any, bool]:
+    """The adapter whose engine is the study's race and whether mf-sched raced the study: the live one, else the one
+    stored with the study, else the defaults (MFSampler when the trials carry its candidates, else MFPruner) — the
+    defaults of a study with no trace of a race (no `race:config`, no race evidence on a trial) only read its
+    curves: `False`."""
     s, p = study.sampler, study.pruner
     if isinstance(s, MFSampler) and s.race and not s.dynamic_space and not s.continuous:
-        return s
+        return s, True
     if isinstance(p, MFPruner):
-        return p
+        return p, True
     cfg = study._storage.get_study_user_attrs(study._study_id).get(CONFIG)
     if cfg is not None:
-        return _rebuild_adapter(study, cfg)
+        return _rebuild_adapter(study, cfg), True
     if any(isinstance(t.system_attrs.get(ARM), int) for t in trials):
-        return MFSampler(stale_after=None)
-    return MFPruner()
+        return MFSampler(stale_after=None), True
+    raced = any(str(k).startswith("race:") for t in trials for k in t.user_attrs)
+    return MFPruner(), raced
 
 
 def _evidence_of(t: FrozenTrial) -> dict[str, Any]:
@@ -116,7 +119,7 @@ def study_race_data(study: optuna.Study) -> RaceData:
             `race:config` is malformed.
     """
     trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-    adapter = _adapter_of(study, trials)
+    adapter, raced = _adapter_of(study, trials)
     engine = adapter.engine(study)
     if engine is None or len(engine) == 0:
         raise ValueError(
@@ -178,4 +181,5 @@ def study_race_data(study: optuna.Study) -> RaceData:
         engine, sign=sign, metric=metric_name(study), names=names, params=params, curves=curves,
         times=times if t0 is not None else None, evidence=evidence, trials=numbers,
         time_label="seconds since the study's first trial started", source=f"Optuna study {study.study_name!r}",
+        raced=raced,
     )  # fmt: skip

@@ -148,6 +148,9 @@ def race_recommendation(
         "zeta_plus": list(eng.race_bias.upper) if eng.race_bias is not None else None,
         "sigma": eng.sigma.tolist(),
         "epsilon": cert.epsilon,
+        "tolerance": cert.tolerance,
+        "certificate": cert.sentence(),
+        "evidence": dict(cert.evidence),
     }
     if done and cert.key is not None:
         key, rung, est = cert.key, view.ladder.top, cert.value
@@ -162,7 +165,7 @@ def race_recommendation(
     return MFRecommendation(
         params=None if key is None else params_of(key, trials),
         arm=key if isinstance(key, int) else None,
-        certified=bool(done and cert.identified),
+        certified=bool(done and cert.certified),
         reason=reason,
         delta=delta,
         cost=eng.cost,

@@ -489,6 +489,7 @@ class RungCore(ABC):
             b = "" if not math.isfinite(lcb) else f" ({word} bound {sign * lcb:.4g})"
             incumbent = f"incumbent {inc} {metric}={sign * eng.value(inc, top):.4g}{b}"  # type: ignore[operator]
         eps = "" if cert.epsilon is None else f"; ε = {cert.epsilon:.3g}, δ = {cert.delta:g}"
+        eps += "; certified" if cert.certified else ""
         lines = [f"{head}: {len(eng)} trials ({counts or 'none yet'}); {incumbent}{eps}"]
         keys = eng.keys
         for row in eng.rung_table():

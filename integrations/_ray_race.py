@@ -193,9 +193,11 @@ class RaceCore(RungCore):
         eng = self.engine
         if eng is None:
             return
-        if eng.curve_bound is not None and eng.curve_bound.raised_by:
-            # the study's curves raised the bound and the engine gave stopped runs back; a trial the framework
-            # has ended cannot run again: it is uncovered (the certificate, voided by the violation, lists it)
+        cb = eng.curve_bound
+        if cb is not None and (cb.raised_by or cb.evidence is not None):
+            # the study's curves raised the bound (a violation, or the bound learned from them widened) and the engine
+            # gave stopped runs back; a trial the framework has ended cannot run again: it is uncovered (the
+            # certificate lists it and is not certified)
             gone = (TERMINATED, ERROR)
             ended = [k for k in eng.keys if eng.status(k) == "running" and k not in self._live
                      and k not in self._unstarted and trials.status(k) in gone]  # fmt: skip

@@ -248,7 +248,10 @@ def test_uncovered_and_running_runs_are_shown_as_such() -> None:
     fates = {r.name: r.fate for r in race.runs}
     assert fates == {"best": "best", "crashed": "lost", "climbing": "running"}
     assert race.certificate["uncovered"] == ["crashed"] and race.certificate["epsilon"] is None
-    assert "uncovered: crashed" in subtitle(race) and "race in progress (1 run below the top rung)" in race.summary()
+    assert (
+        "uncovered: crashed" in subtitle(race)
+        and "race in progress (1 run below the top rung can still win)" in race.summary()
+    )
     assert "uncovered by the certificate" in next(r.reason for r in race.runs if r.name == "crashed")
     fig = plot_race(race)
     lost = [t for t in fig.data if t.legendgroup == "lost"]

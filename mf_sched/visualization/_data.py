@@ -38,6 +38,11 @@ __all__ = ["RaceRun", "IncumbentStep", "RaceData", "FATES"]
 
 #: a run's fate, in the order the plot's legend lists them
 FATES = ("best", "finished", "stopped", "halted", "lost", "running")
+#: what a study that mf-sched did not race says instead of a certificate
+NOT_RACED = (
+    "not raced by mf-sched (no MFSampler, MFPruner or race configuration made its decisions): its curves are drawn "
+    "without a certificate"
+)
 _FATE_TEXT = {
     "best": "recommended: the best run at the top rung",
     "finished": "reached the top rung",
@@ -186,8 +191,12 @@ class RaceData:
         best = c.get("best")
         if best is None:
             return "no run has reached the top rung yet: nothing to certify"
+        if c.get("raced") is False:
+            return f"{best} has the best value at the top rung ({self.metric} = {fmt(c.get('value'))}); {NOT_RACED}"
         conf = f"{1 - float(c['delta']):.3g}"
-        if not c.get("guaranteed", True):
+        if c.get("statement"):  # the certificate's own words (mf_sched.racing.certificate.statement)
+            how = str(c["statement"])
+        elif not c.get("guaranteed", True):
             how = "no guarantee (the heuristic η cut stopped runs)"
         elif c.get("identified"):
             how = f"identified: the best run with probability ≥ {conf}"
@@ -211,9 +220,13 @@ class RaceData:
             head = "Race in progress: no run at the top rung yet"
         else:
             head = f"Race: {c['best']} = {fmt(c.get('value'))}"
+        if c.get("raced") is False:
+            return f"{head} · not raced by mf-sched: no certificate"
         eps = "ε = " + ("-" if c.get("epsilon") is None else fmt(c["epsilon"], 3))
         if c.get("identified"):
             eps = "identified (ε = 0)"
+        if "certified" in c:  # the certificate's one word (mf_sched.racing.certificate.certification)
+            eps = ("certified, " if c["certified"] else "not certified, ") + eps
         return f"{head} · {eps} · δ = {fmt(c.get('delta'), 3)}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -259,6 +272,7 @@ class RaceData:
         trials: Mapping[Hashable, Sequence[int]] | None = None,
         time_label: str = "seconds since the first run started",
         source: str = "",
+        raced: bool = True,
     ) -> RaceData:
         """The race held by `engine` (values in its maximisation convention; `sign=-1` for a minimised
         metric).
@@ -278,6 +292,8 @@ class RaceData:
             trials: per run key, its trial numbers.
             time_label: see the attributes.
             source: see the attributes.
+            raced: the engine made the study's decisions (an mf-sched race); `False` (a study another pruner
+                decided, read with mf-sched's defaults only to draw its curves): no certificate, and the data says so.
 
         Example:
             >>> from mf_sched import FidelityLadder
@@ -337,6 +353,8 @@ class RaceData:
             fate = {"finished": "finished", "stopped": "stopped", "halted": "halted", "running": "running"}.get(
                 status, "lost" if reached < top else "finished"
             )
+            if not raced:  # no decision of mf-sched's to show: where each run ended, that is all
+                fate = "finished" if reached == top else "lost"
             if k == cert.key:
                 fate = "best"
             cx, cy = _curve((curves or {}).get(k), resources, sign * vals[i])
@@ -359,6 +377,11 @@ class RaceData:
                 run.reason = _FATE_TEXT.get(fate, "")
             runs.append(run)
         certificate = {**certificate_fields(cert, sign, lambda k: name_of.get(k, str(k))), "cost": cert.cost}
+        if not raced:  # curves only: mf-sched made none of the decisions, so it certifies nothing
+            certificate = {"best": certificate["best"], "value": certificate["value"], "raced": False,
+                           "certified": False, "guaranteed": False, "epsilon": None, "delta": None,
+                           "counts": certificate["counts"], "uncovered": [],
+                           "statement": NOT_RACED}  # fmt: skip
         return cls(
             runs=runs,
             resources=resources,
@@ -383,6 +406,9 @@ def certificate_fields(cert: Any, sign: float, name: Any) -> dict[str, Any]:
         "delta": cert.delta,
         "identified": cert.identified,
         "guaranteed": cert.guaranteed,
+        "certified": bool(getattr(cert, "certified", False)),
+        "statement": cert.sentence() if hasattr(cert, "sentence") else "",
+        "reason": getattr(cert, "reason", ""),
         "rule": cert.rule,
         "bias_source": cert.bias_source,
         "counts": dict(cert.counts),

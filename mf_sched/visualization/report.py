@@ -175,7 +175,15 @@ def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> 
         ("ε (ε-optimal with probability ≥ 1 − δ)", "-" if c.get("epsilon") is None else fmt(c["epsilon"], 4)),
         ("δ", fmt(c.get("delta"), 4)),
         ("identified (ε = 0, nothing else left)", "yes" if c.get("identified") else "no"),
-        ("guarantee holds", "yes" if c.get("guaranteed", True) else "no (the heuristic η cut stopped runs)"),
+        ("certified", e(str(c["statement"])) if c.get("statement") else "-"),
+        (
+            "guarantee holds",
+            "no (not raced by mf-sched)"
+            if c.get("raced") is False
+            else "yes"
+            if c.get("guaranteed", True)
+            else "no (see the certificate)",
+        ),  # fmt: skip
         ("decision rule", e(str(c.get("rule", race.rule)))),
         ("bias bound from", e(str(c.get("bias_source") or "-"))),
         ("runs per status", e(", ".join(f"{k} {v}" for k, v in (c.get("counts") or {}).items()))),
@@ -184,6 +192,9 @@ def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> 
         ("rungs (resource)", e(", ".join(f"{r:g}" for r in race.resources))),
         ("direction", e(race.direction)),
     ]
+    if c.get("raced") is False:  # curves only: none of the certificate's rows applies
+        keep = ("recommended run", f"its {e(race.metric)}", "certified", "rungs (resource)", "direction")
+        cert_rows = [(k, v) for k, v in cert_rows if k in keep]
     order = {f: i for i, f in enumerate(FATES)}
     runs = sorted(race.runs, key=lambda r: (order.get(r.fate, 99), -race.sign * (r.last_value or 0.0)))
     run_rows = []

@@ -259,3 +259,20 @@ def test_write_report_of_a_live_study_escapes_what_the_study_holds(tmp_path: Pat
     page = write_report(study, tmp_path / "r.html").read_text()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "Race report: &lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_a_study_mf_sched_never_raced_is_drawn_without_a_certificate(tmp_path: Path) -> None:
+    """TPESampler + MedianPruner: curves, where each run ended, and no word of a certificate (it said "ε = 0 · δ =
+    0.05" and "guarantee holds: yes" before)."""
+    study = optuna.create_study(
+        direction="maximize", sampler=optuna.samplers.TPESampler(seed=0), pruner=optuna.pruners.MedianPruner()
+    )
+    study.optimize(ordinary, n_trials=12)
+    race = race_data(study)
+    c = race.certificate
+    assert c["raced"] is False and c["certified"] is False and c["epsilon"] is None
+    assert "not raced by mf-sched" in race.summary() and "no certificate" in race.title()
+    assert {r.fate for r in race.runs} <= {"best", "finished", "lost"}  # no stop it did not decide
+    page = write_report(study, tmp_path / "foreign.html").read_text()
+    assert "not raced by mf-sched" in page and "ε = 0" not in page
+    assert "guarantee holds" not in page and "δ" not in page.split("</table>", 1)[0]

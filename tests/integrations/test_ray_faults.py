@@ -75,7 +75,10 @@ def test_a_crashing_configuration(ray_session, tmp_path: Path, max_failures: int
     else:
         assert errored == [] and (tmp_path / "crashed").exists()  # crashed once, retried
         assert results.get_best_result().config["q"] == 0.9 and sched.best_config()["q"] == 0.9
-        assert cert.uncovered == () and cert.counts["lost"] == 0 and ids[cert.key] == 0.9
+        # the retried configuration wins and is covered; a trial Ray ended before the learned bound widened cannot
+        # run again and is listed as uncovered (then the answer is not certified), never the retried one
+        assert 0.9 not in [ids[k] for k in cert.uncovered] and cert.counts["lost"] == len(cert.uncovered)
+        assert ids[cert.key] == 0.9 and (cert.certified or cert.uncovered)
         assert sum(1 for q, _ in pairs if q == 0.9) == MAX_T  # the retry trained each epoch once
     # the same certificate, read from the experiment directory without the scheduler object
     assert load_certificate(tmp_path / "crash") == cert
