@@ -17,14 +17,17 @@ and raised by the study's own curves) falls below the best architecture trained 
 checkpoint of the previous rung (``torch.save`` of model + optimizer + epoch), so no epoch is trained twice.
 Run from the repository root:
 
-    python -m examples.nas.optuna_nas                        # `make demo` runs this (about 3 min on 2 CPUs)
+    python -m examples.nas.optuna_nas                        # `make demo` runs this (under a minute on 2 CPUs)
     python -m examples.nas.optuna_nas --compare              # + TPE/Hyperband at the same epoch budget, and
                                                              #   training every candidate for 9 epochs
+    python -m examples.nas.optuna_nas --write-reference      # re-make examples/nas/full_search.json
     python -m examples.nas.optuna_nas --storage postgresql://user@host/db --n-jobs 4 --device cuda
     python -m examples.nas.optuna_nas --data ~/cifar10 --image-size 32 --max-per-class 500
 
-Prints the recommended architecture with its certificate, its test accuracy and the epochs trained against
-a full-fidelity search of the same candidates (9 epochs each); with ``--compare`` also the answers of Optuna's
+Prints the recommended architecture with its certificate, beside it the answer of a full-fidelity search of the
+same candidates (9 epochs each; stored in ``examples/nas/full_search.json`` for the default settings, made by
+``--write-reference``; with other settings ``--compare`` computes it), its test accuracy and the epochs trained
+against the full search's; with ``--compare`` also the answers of Optuna's
 TPESampler + HyperbandPruner (same candidates, the same number of epochs, enforced exactly) and of the
 full-fidelity search, each scored by the test accuracy of its own answer. Writes ``results/nas_optuna.json``,
 a plot (test accuracy of each method's answer against epochs spent) and, last, ``results/nas_race.html``: the race
@@ -36,6 +39,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import shlex
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -45,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import optuna
+import torch
 from mf_sched.integrations.optuna import MFPruner, MFSampler, finish, heartbeat_storage, train_to
 
 from examples.nas import nas_common as nc
@@ -187,6 +194,8 @@ def run_mf(
             "certified": rec.certified,
             "epsilon": None if eps is None else float(eps),
             "reason": rec.reason,
+            "statement": rec.details.get("certificate"),
+            "evidence": rec.details.get("evidence"),
             "policy_done": rec.done,
             "rung": rec.rung,
             "zeta_plus": rec.details.get("zeta_plus"),
@@ -271,6 +280,227 @@ def run_full_fidelity(nas: NAS) -> tuple[MethodResult, list[list[float]]]:
         res.wall_s = time.perf_counter() - t0
     res.epochs = meter.spent
     return res, curves
+
+
+# --------------------------------------------------------------------------- the stored full-fidelity search
+REFERENCE = Path(__file__).with_name("full_search.json")
+"""The full-fidelity search of the default settings, stored once (``--write-reference``), so that the default run
+can show the full search's answer beside its own without training every candidate for every epoch."""
+REFERENCE_FORMAT = 1
+_MAX_REFERENCE_BYTES = 1 << 20
+
+
+def reference_settings(args: argparse.Namespace, device: Any) -> dict[str, Any]:
+    """What determines the candidates and their learning curves (and so the full search's answer): the number of
+    candidates, the rungs, the seed, the data options, the device type and, on CPU, the torch threads. Not
+    ``--delta``, ``--sigma``, ``--storage`` or ``--n-jobs``: they change the race, not the curves."""
+    kind = getattr(device, "type", str(device))
+    return {
+        "candidates": int(args.candidates),
+        "epochs": [int(e) for e in args.epochs],
+        **nc.data_options(args),
+        "device": kind,
+        "threads": (args.threads or 1) if kind == "cpu" else None,
+    }
+
+
+def _torch_minor(version: str) -> str:
+    """``"2.13.0+cpu"`` → ``"2.13"``."""
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _accuracy(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0.0 <= v <= 1.0
+
+
+def parse_reference(text: str) -> dict[str, Any]:
+    """A stored full-fidelity search (the JSON that ``--write-reference`` writes), validated: types, lengths,
+    ranges, and that its answer is the best final validation accuracy of its curves. ValueError (saying what is
+    wrong) otherwise; nothing in the file is evaluated."""
+    try:
+        ref = json.loads(text, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, ValueError, RecursionError) as e:
+        raise ValueError(f"not JSON: {e}") from None
+    need = {"format", "settings", "torch", "command", "candidates", "val_curves", "answer", "val_acc", "test_acc"}
+    if not isinstance(ref, dict) or not need <= set(ref):
+        have = sorted(ref) if isinstance(ref, dict) else type(ref).__name__
+        raise ValueError(f"expected an object with the fields {sorted(need)}, got {have}")
+    if ref["format"] != REFERENCE_FORMAT:
+        raise ValueError(f"format {ref['format']!r} is unknown; accepted: {REFERENCE_FORMAT}")
+    st = ref["settings"]
+    if not isinstance(st, dict) or not {"candidates", "epochs"} <= set(st):
+        raise ValueError("settings must be an object with (at least) candidates and epochs")
+    n, epochs = st["candidates"], st["epochs"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"settings.candidates = {n!r}; accepted: an integer >= 1")
+    if (
+        not isinstance(epochs, list)
+        or not epochs
+        or not all(isinstance(e, int) and not isinstance(e, bool) and e >= 1 for e in epochs)
+        or epochs != sorted(set(epochs))
+    ):
+        raise ValueError(f"settings.epochs = {epochs!r}; accepted: increasing integers >= 1")
+    if not isinstance(ref["torch"], str) or not isinstance(ref["command"], str):
+        raise ValueError("torch and command must be strings")
+    cands = ref["candidates"]
+    if (
+        not isinstance(cands, list)
+        or len(cands) != n
+        or not all(
+            isinstance(c, dict) and isinstance(c.get("key"), str) and isinstance(c.get("arch"), str) for c in cands
+        )
+    ):
+        raise ValueError(f"candidates must list {n} objects with a key and an arch (strings)")
+    curves, top = ref["val_curves"], epochs[-1]
+    if not isinstance(curves, list) or len(curves) != n:
+        raise ValueError(f"val_curves must hold {n} curves (one per candidate)")
+    for i, c in enumerate(curves):
+        if not isinstance(c, list) or len(c) != top or not all(_accuracy(v) for v in c):
+            raise ValueError(f"val_curves[{i}] must hold {top} accuracies in [0, 1] (epochs 1..{top})")
+    a = ref["answer"]
+    best = max(range(n), key=lambda i: curves[i][-1])
+    if isinstance(a, bool) or not isinstance(a, int) or a != best:
+        raise ValueError(f"answer = {a!r}, but the best final validation accuracy is candidate {best}'s")
+    if ref["val_acc"] != curves[a][-1] or not _accuracy(ref["test_acc"]):
+        raise ValueError("val_acc must be the answer's final validation accuracy and test_acc an accuracy in [0, 1]")
+    return ref
+
+
+def read_reference(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """:func:`parse_reference` of a file (OSError when it cannot be read; ValueError when it is malformed)."""
+    path = Path(path)
+    if path.stat().st_size > _MAX_REFERENCE_BYTES:
+        raise ValueError(f"{path.stat().st_size} bytes, more than a stored search needs ({_MAX_REFERENCE_BYTES})")
+    return parse_reference(path.read_text(encoding="utf-8"))
+
+
+def reference_mismatch(
+    ref: Mapping[str, Any], settings: Mapping[str, Any], keys: Sequence[str], torch_version: str
+) -> str | None:
+    """Why the stored search is not this run's (None when it is): other settings, other candidates (the same
+    settings under another candidate generator), or another torch major.minor version."""
+    if dict(ref["settings"]) != dict(settings):
+        diff = [k for k in sorted(set(settings) | set(ref["settings"])) if ref["settings"].get(k) != settings.get(k)]
+        shown = ", ".join(f"{k}={ref['settings'].get(k)!r}" for k in diff[:4]) + (", ..." if len(diff) > 4 else "")
+        return f"it was made with {shown}"
+    if [c["key"] for c in ref["candidates"]] != list(keys):
+        return "its candidates differ from this run's"
+    if _torch_minor(ref["torch"]) != _torch_minor(torch_version):
+        return f"it was made with torch {ref['torch']}, this is {torch_version}"
+    return None
+
+
+def stored_full_search(
+    path: str | os.PathLike[str], settings: Mapping[str, Any], keys: Sequence[str], torch_version: str
+) -> tuple[dict[str, Any] | None, str]:
+    """The stored full search for these settings, or None and why not (missing, malformed, other settings);
+    never raises."""
+    try:
+        ref = read_reference(path)
+    except FileNotFoundError:
+        return None, f"{_shown(path)} does not exist"
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        return None, f"{_shown(path)} is malformed: {e}"
+    why = reference_mismatch(ref, settings, keys, torch_version)
+    return (None, f"{_shown(path)}: {why}") if why else (ref, "")
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the working directory when it is under it."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def full_search_entry(
+    answer: int, val_acc: float, test_acc: float, source: str, study: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The JSON's ``full_search``: the full search's answer and accuracies, where they come from (``"stored"`` or
+    ``"computed"``), whether this study's answer (``study["answer"]``, ``study["val_acc"]``) is the same candidate,
+    and how much lower its validation accuracy is (``val_gap``)."""
+    sv = study.get("val_acc")
+    return {
+        "answer": int(answer),
+        "val_acc": float(val_acc),
+        "test_acc": float(test_acc),
+        "source": source,
+        "same_answer": study.get("answer") == answer,
+        "val_gap": None if sv is None else round(float(val_acc) - float(sv), 6),
+    }
+
+
+def comparison_line(fs: Mapping[str, Any], study: Mapping[str, Any], n_candidates: int, how: str) -> str:
+    """One line: the full search's answer (``fs``, a :func:`full_search_entry`; ``how`` says where it comes from)
+    beside this study's, and whether they are the same."""
+    full = (
+        f"a full-fidelity search of these {n_candidates} candidates ({how}) answers candidate {fs['answer']}: "
+        f"validation {fs['val_acc']:.3f} / test {fs['test_acc']:.3f}"
+    )
+    if study.get("answer") is None:
+        return f"{full}; this study has no answer"
+    mine = (
+        f"this study answers candidate {study['answer']}: validation {study['val_acc']:.3f} / "
+        f"test {study['test_acc']:.3f}"
+    )
+    gap = fs["val_gap"]
+    if fs["same_answer"]:
+        verdict = "the same answer"
+    elif gap is not None and gap > 1e-9:
+        verdict = f"not the full search's answer ({gap:.3f} lower in validation accuracy)"
+    elif gap is not None and gap < -1e-9:
+        verdict = (
+            f"not the full search's answer ({-gap:.3f} higher in validation accuracy: the curves differ from "
+            "the full search's)"
+        )
+    else:
+        verdict = "not the full search's answer, but tied with it in validation accuracy"
+    return f"{full}; {mine} — {verdict}"
+
+
+def reference_record(
+    nas: NAS, settings: Mapping[str, Any], curves: Sequence[Sequence[float]], answer: int, test_acc: float,
+    *, command: str, torch_version: str, data: str, wall_s: float,
+) -> dict[str, Any]:  # fmt: skip
+    """What ``--write-reference`` stores (validated by :func:`parse_reference` before it is written)."""
+    return {
+        "format": REFERENCE_FORMAT,
+        "what": "the full-fidelity search (every candidate trained for every epoch) of these settings: the validation "
+        "accuracy of each candidate after each epoch, its answer (the best at the last epoch) and that answer's "
+        "test accuracy",
+        "command": command,
+        "made": time.strftime("%Y-%m-%d"),
+        "torch": torch_version,
+        "settings": dict(settings),
+        "data": data,
+        "answer": int(answer),
+        "val_acc": float(curves[answer][-1]),
+        "test_acc": float(test_acc),
+        "wall_s": round(wall_s, 1),
+        "candidates": [{"key": nc.config_key(c), "arch": nc.arch_string(c)} for c in nas.cands],
+        "val_curves": [[float(v) for v in c] for c in curves],
+    }
+
+
+def write_reference(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write ``record`` to ``path`` (atomically; one candidate's curve per line), after checking that
+    :func:`parse_reference` accepts it."""
+    head = {k: v for k, v in record.items() if k not in ("candidates", "val_curves")}
+    body = json.dumps(head, indent=2, ensure_ascii=False)[:-2]
+    cands = ",\n".join("    " + json.dumps(c, ensure_ascii=False) for c in record["candidates"])
+    curves = ",\n".join("    " + json.dumps(c) for c in record["val_curves"])
+    text = f'{body},\n  "candidates": [\n{cands}\n  ],\n  "val_curves": [\n{curves}\n  ]\n}}\n'
+    parse_reference(text)
+    path = Path(path)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 # --------------------------------------------------------------------------- reporting
@@ -359,7 +589,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--epochs", type=int, nargs="+", default=list(nc.EPOCHS), help="the rungs (epochs)")
     ap.add_argument("--sigma", type=float, default=nc.SIGMA, help="seed-to-seed σ of validation accuracy")
     ap.add_argument("--delta", type=float, default=0.05)
-    ap.add_argument("--compare", action="store_true", help="also TPE+Hyperband and a full-fidelity search")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--compare", action="store_true", help="also TPE+Hyperband and a full-fidelity search")
+    mode.add_argument(
+        "--write-reference",
+        action="store_true",
+        help="only run the full-fidelity search of these settings and store it in --reference (no race)",
+    )
+    ap.add_argument(
+        "--reference",
+        default=str(REFERENCE),
+        help="the stored full-fidelity search shown beside the answer (default examples/nas/full_search.json)",
+    )
     ap.add_argument("--storage", default=None, help="an Optuna storage URL (default: SQLite in --results)")
     ap.add_argument("--n-jobs", type=int, default=1, help="parallel trials (threads)")
     ap.add_argument("--device", default="auto", help="auto | cpu | cuda | cuda:N")
@@ -382,23 +623,46 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     nas = NAS(data, cands, args.epochs, results / f"nas-checkpoints-{stamp}", args.seed)
     full = len(cands) * nas.top
     print(f"{data.describe()}; device {device}; {len(cands)} candidate architectures; rungs {list(args.epochs)} epochs")
+    settings = reference_settings(args, device)
+    keys = [nc.config_key(c) for c in cands]
+
+    if args.write_reference:
+        ff, curves = run_full_fidelity(nas)
+        test = nas.test_acc(ff.answer, nas.store("full"))
+        command = " ".join(
+            ["python -m examples.nas.optuna_nas", *map(shlex.quote, sys.argv[1:] if argv is None else argv)]
+        )
+        record = reference_record(
+            nas, settings, curves, ff.answer, test, command=command, torch_version=torch.__version__,
+            data=data.describe(), wall_s=ff.wall_s,
+        )  # fmt: skip
+        path = write_reference(record, args.reference)
+        print(
+            f"wrote {path}: the full-fidelity search ({ff.epochs} epochs, {ff.wall_s:.0f} s) answers candidate "
+            f"{ff.answer}: validation {record['val_acc']:.3f} / test {test:.3f}"
+        )
+        return record
 
     mf, study, sampler = run_mf(nas, storage, f"nas-mf-{stamp}", delta=args.delta, sigma=args.sigma,
                                 n_jobs=args.n_jobs)  # fmt: skip
     summaries = [summarise(mf, nas, nas.store("mf"))]
     s = summaries[0]
     cert = s["certificate"]
-    how = (
-        "identified (the best with probability >= 1 - δ)"
-        if cert["certified"]
-        else f"with probability >= 1 - δ over tasks like the bound's calibration tasks, within ε = "
-        f"{cert['epsilon']:.3f} (plus the bound's tolerance) of a full search's answer"
-        if cert["epsilon"] is not None
-        else cert["reason"]
-    )
+    how = cert["statement"] or f"not certified: the race is {cert['reason']}"
     print(f"\nstudy {study.study_name!r} in {storage}: {mf.trials} trials, {mf.wall_s:.0f} s")
     print(f"recommended: {s['arch']}")
-    print(f"certificate: δ = {cert['delta']}, {how}; bound: {cert['zeta_plus_source']}")
+    print(f"certificate: {how}")
+    ref, why = stored_full_search(args.reference, settings, keys, torch.__version__)
+    fs = fs_note = None
+    if ref is not None:
+        fs = full_search_entry(ref["answer"], ref["val_acc"], ref["test_acc"], "stored", s)
+        if not args.compare:
+            made = f"stored in {_shown(args.reference)}, made by `{ref['command']}`"
+            print(comparison_line(fs, s, len(cands), made))
+    else:
+        fs_note = f"no stored full search for these settings ({why})"
+        if not args.compare:
+            print(f"{fs_note}; --compare computes one")
     print(f"validation accuracy {s['val_acc']:.4f}, TEST accuracy {s['test_acc']:.4f} (held-out split)")
     print(
         f"epochs trained: {mf.epochs} vs {full} for a full-fidelity search of the {len(cands)} candidates "
@@ -425,6 +689,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             f"the full-fidelity search's answer is candidate {oracle}; MFSampler's answer is candidate "
             f"{summaries[0]['answer']}, TPE+Hyperband's {summaries[1]['answer']}"
         )
+        stored = fs
+        ffs = summaries[-1]
+        fs, fs_note = full_search_entry(ffs["answer"], ffs["val_acc"], ffs["test_acc"], "computed", s), None
+        print(comparison_line(fs, s, len(cands), f"computed above, {ff.epochs} epochs"))
+        if ref is not None and (stored["answer"] != fs["answer"] or ref["val_curves"] != [list(c) for c in curves]):
+            print(
+                f"note: the stored full search ({_shown(args.reference)}) has other curves than this one "
+                f"(answer {stored['answer']} vs {fs['answer']}): store this one with --write-reference"
+            )
 
     out = {
         "settings": {k: v for k, v in vars(args).items()},
@@ -435,6 +708,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "full_fidelity_epochs": full,
         "saved_fraction": 1 - mf.epochs / full,
         "race_check": zc,
+        "full_search": fs,
+        "full_search_unavailable": fs_note,
         "methods": summaries,
         "wall_s": round(time.perf_counter() - t_start, 1),
     }

@@ -196,9 +196,15 @@ def test_optuna_nas_runs_compares_and_reports(tmp_path: Path, capsys) -> None:
 
     from examples.nas import optuna_nas
 
-    out = optuna_nas.main([*TINY_ARGS, "--compare", "--results", str(tmp_path)])
+    # a stored full search for these settings whose curves are not this run's: --compare says so
+    settings = {**TINY_SETTINGS, "data_path": None, "max_per_class": None, "seed": 0, "device": "cpu", "threads": 1}
+    ref = _reference(nc.candidates(4, seed=0), settings, [[0.5, 0.6], [0.4, 0.9], [0.1, 0.2], [0.3, 0.3]])
+    stored = optuna_nas.write_reference(ref, tmp_path / "ref.json")
+    out = optuna_nas.main([*TINY_ARGS, "--compare", "--results", str(tmp_path), "--reference", str(stored)])
     printed = capsys.readouterr().out
-    assert "recommended: |" in printed and "certificate: δ = 0.05" in printed and "TEST accuracy" in printed
+    assert "recommended: |" in printed and "\ncertificate: " in printed and "TEST accuracy" in printed
+    assert "a full-fidelity search of these 4 candidates (computed above, 8 epochs) answers candidate" in printed
+    assert "note: the stored full search" in printed and "(answer 1 vs " in printed
     page = (tmp_path / "nas_race.html").resolve()  # it ends by writing the race's report and printing its path
     assert printed.strip().splitlines()[-1].endswith(str(page)) and "Race report: nas-mf-" in page.read_text()
     saved = json.loads((tmp_path / "nas_optuna.json").read_text())
@@ -215,6 +221,10 @@ def test_optuna_nas_runs_compares_and_reports(tmp_path: Path, capsys) -> None:
     assert tpe["epochs"] == tpe["budget"] or not tpe["budget_exhausted"]
     # the full-fidelity answer is the best validation accuracy at the last rung
     assert full["val_acc"] == max(c[-1] for c in full["curves"])
+    fs = saved["full_search"]
+    assert fs["source"] == "computed" and fs["answer"] == full["answer"] and fs["test_acc"] == full["test_acc"]
+    assert fs["same_answer"] == (mf["answer"] == full["answer"]) and saved["full_search_unavailable"] is None
+    assert fs["val_gap"] == pytest.approx(full["val_acc"] - mf["val_acc"])
     # MF trials resumed: per configuration, the epochs trained over its trials add up to the furthest epoch
     study = optuna.load_study(study_name=mf["study"], storage=saved["storage"])
     per_config: dict[str, list[int]] = {}
@@ -230,6 +240,107 @@ def test_optuna_nas_runs_compares_and_reports(tmp_path: Path, capsys) -> None:
         key = nc.config_key(t.params)
         assert (t.user_attrs["resumed_from"] > 0) == (key in seen)
         seen.add(key)
+
+
+TINY_SETTINGS = {"candidates": 4, "epochs": [1, 2], "dataset": "digits", "image_size": 8, "n_train": 200,
+                 "n_val": 200, "n_test": 200}  # fmt: skip
+
+
+def _reference(cands: list[dict], settings: dict, curves: list[list[float]]) -> dict:
+    from types import SimpleNamespace
+
+    from examples.nas import optuna_nas
+
+    answer = max(range(len(curves)), key=lambda i: curves[i][-1])
+    return optuna_nas.reference_record(
+        SimpleNamespace(cands=cands), settings, curves, answer, 0.5, command="python -m examples.nas.optuna_nas "
+        "--write-reference", torch_version=torch.__version__, data="synthetic", wall_s=1.0,
+    )  # fmt: skip
+
+
+def test_the_stored_full_search_is_validated_and_matched_to_the_settings(tmp_path: Path, cands) -> None:
+    from examples.nas import optuna_nas as on
+
+    settings = {"candidates": 8, "epochs": [1, 2], "seed": 0, "device": "cpu"}
+    keys = [nc.config_key(c) for c in cands]
+    curves = [[0.1 * i, 0.05 + 0.1 * i] for i in range(8)]
+    curves[2] = [0.3, 0.9]  # the best at the last epoch
+    good = _reference(cands, settings, curves)
+    path = on.write_reference(good, tmp_path / "ref.json")
+    ref = on.read_reference(path)
+    assert (ref["answer"], ref["val_acc"], ref["test_acc"]) == (2, 0.9, 0.5) and ref["val_curves"] == curves
+    assert on.stored_full_search(path, settings, keys, torch.__version__) == (ref, "")
+    # other settings, other candidates, another torch minor version: not this run's (and says why)
+    for kw, why in [
+        (dict(settings={**settings, "candidates": 4}), "it was made with candidates=8"),
+        (dict(keys=keys[::-1]), "its candidates differ"),
+        (dict(torch_version="1.0.0"), "it was made with torch"),
+    ]:
+        args = {"settings": settings, "keys": keys, "torch_version": torch.__version__, **kw}
+        got, reason = on.stored_full_search(path, **args)
+        assert got is None and why in reason
+    assert on.stored_full_search(path, settings, keys, torch.__version__.split("+")[0] + ".7")[0] is not None
+
+    # malformed files: one reason each, never an exception from stored_full_search
+    def bad(**change):
+        rec = {**good, **change}
+        return json.dumps(rec, allow_nan=True)
+
+    cases = {
+        "missing.json": None,
+        "list.json": "[1, 2]",
+        "text.json": "curves = __import__('os').system('true')",
+        "nan.json": bad(val_curves=[[float("nan"), 0.5]] + curves[1:]),
+        "short.json": bad(val_curves=curves[:7]),
+        "ragged.json": bad(val_curves=[[0.1]] + curves[1:]),
+        "bool.json": bad(val_curves=[[True, 0.1]] + curves[1:]),
+        "range.json": bad(val_curves=[[0.1, 1.5]] + curves[1:]),
+        "answer.json": bad(answer=0),
+        "val.json": bad(val_acc=0.8),
+        "test.json": bad(test_acc="0.9"),
+        "format.json": bad(format=2),
+        "fields.json": bad(settings={"candidates": 8}),
+        "cands.json": bad(candidates=[{"key": 1}] * 8),
+    }
+    for name, text in cases.items():
+        f = tmp_path / name
+        if text is not None:
+            f.write_text(text)
+            with pytest.raises(ValueError):
+                on.read_reference(f)
+        got, reason = on.stored_full_search(f, settings, keys, torch.__version__)
+        assert got is None and name in reason and ("does not exist" if text is None else "is malformed") in reason
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    assert on.stored_full_search(tmp_path / "binary.json", settings, keys, torch.__version__)[0] is None
+    with pytest.raises(ValueError, match="answer = 0"):  # what --write-reference writes is checked first
+        on.write_reference({**good, "answer": 0}, tmp_path / "never.json")
+    assert not (tmp_path / "never.json").exists()
+
+
+def test_the_comparison_line_says_whether_the_answers_agree() -> None:
+    from examples.nas import optuna_nas as on
+
+    study = {"answer": 4, "val_acc": 0.945, "test_acc": 0.936}
+    fs = on.full_search_entry(0, 0.959, 0.931, "stored", study)
+    assert fs == {"answer": 0, "val_acc": 0.959, "test_acc": 0.931, "source": "stored", "same_answer": False,
+                  "val_gap": 0.014}  # fmt: skip
+    line = on.comparison_line(fs, study, 16, "stored in x.json")
+    assert line == (
+        "a full-fidelity search of these 16 candidates (stored in x.json) answers candidate 0: validation 0.959 / "
+        "test 0.931; this study answers candidate 4: validation 0.945 / test 0.936 — not the full search's answer "
+        "(0.014 lower in validation accuracy)"
+    )
+    same = {"answer": 0, "val_acc": 0.959, "test_acc": 0.931}
+    fs = on.full_search_entry(0, 0.959, 0.931, "computed", same)
+    assert fs["same_answer"] and fs["val_gap"] == 0
+    assert on.comparison_line(fs, same, 16, "computed").endswith("validation 0.959 / test 0.931 — the same answer")
+    tie = {"answer": 3, "val_acc": 0.959, "test_acc": 0.94}
+    line = on.comparison_line(on.full_search_entry(0, 0.959, 0.931, "computed", tie), tie, 16, "computed")
+    assert line.endswith("— not the full search's answer, but tied with it in validation accuracy")
+    none = {"answer": None, "val_acc": None, "test_acc": None}
+    fs = on.full_search_entry(0, 0.959, 0.931, "stored", none)
+    assert not fs["same_answer"] and fs["val_gap"] is None
+    assert on.comparison_line(fs, none, 16, "stored").endswith("; this study has no answer")
 
 
 # ------------------------------------------------------------------------------------------- the Ray example
