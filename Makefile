@@ -26,7 +26,7 @@ $(VENV)/.installed-docs-$(DOCS_EXTRAS): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[$(DOCS_EXTRAS)]"
 	touch $@
 
-## demo: the main job (neural-architecture search on PyTorch with Optuna, MFSampler + MFPruner, SQLite; ~3 min)
+## demo: the main job (neural-architecture search on PyTorch with Optuna, MFSampler + MFPruner, SQLite; under a minute once installed)
 demo: $(VENV)/.installed-demo-$(DEMO_EXTRAS)
 	$(BIN)/python -m examples.nas.optuna_nas
 

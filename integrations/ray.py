@@ -18,7 +18,7 @@ Every scheduler drives one :class:`~mf_sched.racing.engine.RungEliminator`, keye
   that can still win are resumed best-first until each is stopped or finished, which certifies the answer
   (:mod:`mf_sched.racing.schedule`; with probability `≥ 1 − δ` the answer is within the tolerance of the full
   search's, :mod:`mf_sched.racing.engine`). Stopped early (`time_budget_s`, a stopper), the experiment's best trial is
-  at least as good as ASHA's would have been. Pausing needs the trial's checkpoint: a trial pauses only when the
+  the best latest value (ASHA's rule; measured against ASHA per budget in docs/racing.md). Pausing needs the trial's checkpoint: a trial pauses only when the
   result at its rung carries one (a function trainable that passes `checkpoint=` to `tune.report`, or a
   class trainable); otherwise it simply continues — function trainables without checkpoints get the
   asynchronous behaviour automatically. `IISEScheduler(rule="iise")` is the synchronous IISE variant: all
