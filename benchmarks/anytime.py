@@ -146,6 +146,18 @@ def load(quick: bool, sources: list[str]) -> tuple[dict, dict]:
     return sim, fit_data
 
 
+def load_or_say(quick: bool, sources: list[str]) -> tuple[dict, dict] | None:
+    """:func:`load`, timed and said; None (after saying why on stderr) when the learning-curve data is missing."""
+    t0 = time.perf_counter()
+    try:
+        out = load(quick, sources)
+    except (FileNotFoundError, ImportError) as e:
+        print(f"cannot load the learning-curve data: {e}", file=sys.stderr)
+        return None
+    print(f"loaded the curves in {time.perf_counter() - t0:.0f} s", flush=True)
+    return out
+
+
 def draw(task: dict[str, np.ndarray], source: str, name: str, seed: int, K: int) -> tuple[np.ndarray, np.ndarray]:
     """``K`` configurations of a task (true curves) and their observed curves, the same for every method."""
     rng = np.random.default_rng([seed, zlib.crc32(f"{source}/{name}".encode()), K])
@@ -573,12 +585,10 @@ def main() -> int:
         print(f"unknown sources {bad}; accepted: {', '.join(SOURCES)}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    try:
-        sim, fit_data = load(args.quick, sources)
-    except (FileNotFoundError, ImportError) as e:
-        print(f"cannot load the learning-curve data: {e}", file=sys.stderr)
+    loaded = load_or_say(args.quick, sources)
+    if loaded is None:
         return 1
-    print(f"loaded the curves in {time.perf_counter() - t0:.0f} s", flush=True)
+    sim, fit_data = loaded
     jobs = []
     for source in sources:
         names = sorted(sim[source])[: args.tasks]

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks._common import meta, print_table, run_jobs, write_json
-from benchmarks.anytime import BOUND_DIR, ROOT, SOURCES, WITHIN, T, draw, fitted_bound, holdout_of, load
+from benchmarks.anytime import BOUND_DIR, ROOT, SOURCES, WITHIN, T, draw, fitted_bound, holdout_of, load_or_say
 
 EPOCHS = (1, 3, 9, 27)  # the rungs, in epochs of T = 27
 FRACTIONS = [e / T for e in EPOCHS[:-1]]
@@ -355,12 +355,10 @@ def main() -> int:
     args.checked_bounds = set()
     t0 = time.perf_counter()
     public = [s for s in sources if s in SOURCES]
-    try:
-        sim, fit_data = load(args.quick, public)
-    except (FileNotFoundError, ImportError) as e:
-        print(f"cannot load the learning-curve data: {e}", file=sys.stderr)
+    loaded = load_or_say(args.quick, public)
+    if loaded is None:
         return 1
-    print(f"loaded the curves in {time.perf_counter() - t0:.0f} s", flush=True)
+    sim, fit_data = loaded
     jobs = []
     for source in public:
         names = sorted(sim[source])[: args.tasks]
