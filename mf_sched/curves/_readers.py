@@ -415,6 +415,18 @@ def record_columns(records: Iterable[Mapping[str, Any]], spec: _Spec) -> dict[st
     return cols
 
 
+def _column_array(col: Any) -> np.ndarray:
+    """A duck-typed frame's column as an array: cells that are lists of different lengths (the `"list"` layout) as an
+    object array of those lists, as pandas' `to_numpy` gives them, instead of numpy's "inhomogeneous shape" error."""
+    vals = list(col)
+    if any(isinstance(v, (list, tuple, np.ndarray)) for v in vals):
+        out = np.empty(len(vals), dtype=object)
+        for i, v in enumerate(vals):
+            out[i] = v
+        return out
+    return np.asarray(vals)
+
+
 def frame_columns(df: Any, spec: _Spec, layout: str) -> dict[str, Any]:
     """The columns named by `spec`, taken from a data frame (duck-typed: `df.columns` and `df[name]`).
 
@@ -437,7 +449,7 @@ def frame_columns(df: Any, spec: _Spec, layout: str) -> dict[str, Any]:
                 continue
             raise ValueError(f"the data frame has no column {k!r}; it has {have}")
         col = df[k]
-        cols[k] = col.to_numpy() if hasattr(col, "to_numpy") else np.asarray(col)
+        cols[k] = col.to_numpy() if hasattr(col, "to_numpy") else _column_array(col)
     if _check_layout(layout) == "list":
         return cols
     if any(isinstance(v, np.ndarray) and v.dtype == object for v in cols.values()):

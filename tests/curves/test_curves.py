@@ -206,3 +206,16 @@ def test_parse_fidelities():
     for bad, msg in [("1,,3", "comma-separated"), ("1,x", r"fidelities\[1\] = 'x' is not a number"), ("0,1", "> 0")]:
         with pytest.raises(ValueError, match=msg):
             parse_fidelities(bad)
+
+
+def test_from_dataframe_list_layout_on_a_duck_typed_frame_with_curves_of_different_lengths():
+    """A dict-based frame whose list cells differ in length raised numpy's "inhomogeneous shape" error."""
+
+    class Frame(dict):
+        columns = property(lambda self: list(self))
+
+    frame = Frame(cfg=["a", "b", "c"], curve=[[0.1, 0.2, 0.3], [0.3], [0.2, 0.25]])
+    c = LearningCurves.from_dataframe(frame, metric="curve", mode="max", config="cfg", layout="list")
+    assert c.n_rows == 6 and c.n_configs == 3
+    same = Frame(cfg=["a", "b"], curve=[[0.1, 0.2], [0.3, 0.35]])  # equal lengths: as before
+    assert LearningCurves.from_dataframe(same, metric="curve", mode="max", config="cfg", layout="list").n_rows == 4
