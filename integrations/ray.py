@@ -15,16 +15,16 @@ Every scheduler drives one :class:`~mf_sched.racing.engine.RungEliminator`, keye
   how much a run with its value and slope can still improve) is below the best finished trial's value; trials
   are otherwise scheduled as ASHA does (Li et al. 2020, MLSys) — a trial among the best `1/η` at its rung goes
   on, the others pause while trials wait to start — and once ASHA has nothing left to do, the paused trials
-  that can still win are resumed best-first until each is stopped or finished, which certifies the answer
-  (:mod:`mf_sched.racing.schedule`; with probability `≥ 1 − δ` the answer is within the tolerance of the full
-  search's, :mod:`mf_sched.racing.engine`). Stopped early (`time_budget_s`, a stopper), the experiment's best trial is
-  the best latest value (ASHA's rule; measured against ASHA per budget in docs/racing.md). Pausing needs the trial's checkpoint: a trial pauses only when the
-  result at its rung carries one (a function trainable that passes `checkpoint=` to `tune.report`, or a
-  class trainable); otherwise it simply continues — function trainables without checkpoints get the
-  asynchronous behaviour automatically. `IISEScheduler(rule="iise")` is the synchronous IISE variant: all
-  live trials pause at each rung, then IISE's symmetric rule (`2ζ(m)`) decides simultaneously (needs a
-  ladder with ζ and checkpointing trainables: a result at a rung without a checkpoint raises `RuntimeError`
-  at the pause, before any epoch is re-run).
+  that can still win are resumed best-first until each is stopped or finished (:mod:`mf_sched.racing.schedule`);
+  then :meth:`RungScheduler.certificate` says whether the answer is certified
+  (:func:`mf_sched.racing.certificate.certification`). Stopped early (`time_budget_s`, a stopper), the experiment's
+  best trial is the best latest value (ASHA's rule; measured against ASHA per budget in docs/racing.md). Pausing
+  needs the trial's checkpoint: a trial pauses only when the result at its rung carries one (a function trainable
+  that passes `checkpoint=` to `tune.report`, or a class trainable); otherwise it simply continues — function
+  trainables without checkpoints get the asynchronous behaviour automatically. `IISEScheduler(rule="iise")` is the
+  synchronous IISE variant: all live trials pause at each rung, then IISE's symmetric rule (`2ζ(m)`) decides
+  simultaneously (needs a ladder with ζ and checkpointing trainables: a result at a rung without a checkpoint
+  raises `RuntimeError` at the pause, before any epoch is re-run).
 * :class:`AsyncIISEScheduler` — racing that never pauses (stop or continue, like ASHA).
 * :class:`RungScheduler` — the general class behind both.
 
@@ -54,6 +54,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,7 @@ class RungScheduler(FIFOScheduler):
         self._metric = metric
         self._core: RungCore = _CORES[rule](rungs, settings, mode=mode, who=type(self).__name__, time_attr=time_attr)
         self._trials: dict[str, Trial] = {}  # trial id -> Trial (to read statuses without scanning every trial)
+        self._warned_missing = False  # a result without the metric or time_attr was reported (said once)
         self._processing = False  # stopping trials: Tune's calls back are ignored
 
     # ------------------------------------------------------------------ the settings (read-only)
@@ -338,6 +340,7 @@ class RungScheduler(FIFOScheduler):
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> str:
         self._sign()  # raises early without metric/mode
         if self._metric not in result or self.time_attr not in result:
+            self._warn_missing(trial, result)
             return TrialScheduler.CONTINUE
         t = float(result[self.time_attr])
         raw = result[self._metric]
@@ -346,6 +349,22 @@ class RungScheduler(FIFOScheduler):
             trial.trial_id, t, v, can_pause=lambda: self._can_pause(trial, result), trials=self._view(tune_controller)
         )
         return _DECISION[decision]
+
+    def _warn_missing(self, trial: Trial, result: dict[str, Any]) -> None:
+        """Say once that a result lacks the metric or `time_attr`: such results are invisible to the race (a trainable
+        that never reports the metric would otherwise end with no answer and no word)."""
+        if self._warned_missing:
+            return
+        self._warned_missing = True
+        missing = [k for k in (self._metric, self.time_attr) if k not in result]
+        shown = sorted(str(k) for k in result if not str(k).startswith(("config", "race/")))[:12]
+        warnings.warn(
+            f"{type(self).__name__}: a result of trial {trial.trial_id} has no {' and no '.join(map(repr, missing))} "
+            f"(it has {shown}); results without them are not raced, and if no trial reports them the scheduler has "
+            f"no answer and no certificate: report {self._metric!r} with tune.report(...) at every "
+            f"{self.time_attr!r} (said once)",
+            stacklevel=2,
+        )
 
     def _can_pause(self, trial: Trial, result: dict[str, Any]) -> bool:
         return bool(result.get(_SHOULD_CHECKPOINT)) or _is_class_trainable(trial)

@@ -192,3 +192,24 @@ def test_two_node_cluster_runs_the_default_scheduler(tmp_path: Path) -> None:
     assert res["best_q"] == 0.9 and res["scheduler_best_q"] == 0.9
     assert res["nodes"] == 2 and len(res["trial_nodes"]) == 2  # trials ran on both nodes
     assert res["duplicate_epochs"] == 0 and res["certificate"]["epsilon"] is not None
+
+
+def never_reports_the_metric(config: dict) -> None:
+    for _ in range(3):
+        tune.report({"loss": 1.0})  # the experiment's metric is "acc": never reported
+
+
+def test_a_trainable_that_never_reports_the_metric_is_named(ray_session, tmp_path: Path, monkeypatch) -> None:
+    """It said nothing: best_config() and certificate() were None with no word why (issue 35). Tune's own check is
+    off, as where a trainable reports the metric only now and then (TUNE_DISABLE_STRICT_METRIC_CHECKING=1)."""
+    monkeypatch.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    sched = IISEScheduler(metric="acc", mode="max")
+    t = tune.Tuner(
+        never_reports_the_metric, param_space={"q": tune.grid_search([1, 2])},
+        tune_config=tune.TuneConfig(scheduler=sched),
+        run_config=tune.RunConfig(name="nometric", storage_path=str(tmp_path), verbose=0),
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match=r"has no 'acc'.*'loss'.*report 'acc' with tune.report") as rec:
+        t.fit()
+    assert sum("has no 'acc'" in str(w.message) for w in rec) == 1  # said once
+    assert sched.best_config() is None and sched.certificate() is None
