@@ -15,11 +15,20 @@ HERE = Path(__file__).resolve().parent
 
 
 def node_trainable(config: dict) -> None:
-    """test_ray_race.replay_trainable, recording the node each trial runs on."""
+    """test_ray_race.replay_trainable, recording the node each trial runs on. The first two trials of the grid wait
+    for each other when they first start (a barrier of files, at most 120 s), so that two run at once — on the two
+    one-CPU nodes — whatever the machine's load (without it, short trials could all run on one node)."""
     import ray
-    from test_ray_race import replay_trainable
+    from test_ray_race import QUALITY, replay_trainable
 
     Path(config["nodes"]).open("a").write(f"{config['q']} {ray.get_runtime_context().get_node_id()}\n")
+    if config["q"] in QUALITY[:2]:
+        mark = Path(config["nodes"]).with_name(f"started-{config['q']}")
+        if not mark.exists():  # its first start (a resumed trial does not wait)
+            mark.touch()
+            deadline = time.monotonic() + 120
+            while len(list(mark.parent.glob("started-*"))) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
     replay_trainable(config)
 
 

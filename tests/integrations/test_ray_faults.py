@@ -190,7 +190,7 @@ def test_two_node_cluster_runs_the_default_scheduler(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert res["best_q"] == 0.9 and res["scheduler_best_q"] == 0.9
-    assert res["nodes"] == 2 and len(res["trial_nodes"]) == 2  # trials ran on both nodes
+    assert res["nodes"] == 2 and len(res["trial_nodes"]) == 2  # both nodes (the first two trials wait for each other)
     assert res["duplicate_epochs"] == 0 and res["certificate"]["epsilon"] is not None
 
 
