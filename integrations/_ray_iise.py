@@ -150,8 +150,8 @@ class IISECore(RungCore):
 
     def choose(self, trials: Trials) -> str | None:
         """The first trial not started (every trial's first rung), then a paused trial a rung decision
-        released; when every trial is paused and none runs, the lowest rung is decided first
-        (:meth:`_unblock`).
+        released, then a trial the framework paused itself (no rung barrier holds it: a rung may be waiting for
+        it); when every trial is paused and none runs, the lowest rung is decided first (:meth:`_unblock`).
 
         Args:
             trials: the framework's trials.
@@ -165,6 +165,9 @@ class IISECore(RungCore):
             return None
         for key in paused:
             if key in self._to_unpause:
+                return key
+        for key in paused:  # paused by the framework, not by a rung barrier: it goes on to its rung
+            if key in self._live and key not in self._paused:
                 return key
         if any(status == RUNNING for _, status in listing):
             return None

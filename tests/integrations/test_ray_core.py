@@ -155,6 +155,22 @@ def test_synchronous_iise_decides_a_rung_when_the_last_trial_leaves() -> None:
     assert core.engine.status("c") == "lost" and core.engine.status("b") == "stopped"
 
 
+def test_synchronous_iise_resumes_a_trial_the_framework_paused_behind_its_back() -> None:
+    """Ray paused b before it reached the rung; a and c wait there for it. It stalled (every trial paused, none
+    released); now the scheduler runs b again, b arrives, the rung is decided (issue 35)."""
+    trials = Statuses(a=RUNNING, b=RUNNING, c=RUNNING)
+    core = added(iise_core(), trials)
+    trials.st["b"] = PAUSED  # the framework's pause, not the scheduler's
+    assert core.result("a", 1, 0.9, can_pause=can(True), trials=trials) == PAUSE
+    trials.st["a"] = PAUSED
+    assert core.result("c", 1, 0.3, can_pause=can(True), trials=trials) == PAUSE
+    trials.st["c"] = PAUSED
+    assert core.choose(trials) == "b"  # the only trial that can move: the one the rung waits for
+    trials.st["b"] = RUNNING
+    core.result("b", 1, 0.85, can_pause=can(True), trials=trials)  # the last arrives: the rung is decided
+    assert trials.stopped == ["c"] and core.engine.status("c") == "stopped"
+
+
 _STOP_ORDER = """
 import sys
 sys.path.insert(0, {tests!r})
