@@ -366,6 +366,10 @@ class RungEliminator:
         """The highest rung with a value of every run, in registration order (−1: none; a copy)."""
         return self._t.reached[: len(self._t.keys)].copy()
 
+    def values_all(self) -> np.ndarray:
+        """Every run's value per rung, `(runs, M)` in registration order (NaN: none; a copy)."""
+        return self._t.vals[: len(self._t.keys)].copy()
+
     def stop_rung(self, key: Hashable) -> int | None:
         """The rung at which the run was stopped or halted, else None.
 

@@ -54,9 +54,9 @@ import numpy as np
 __all__ = ["BETAS", "EVIDENCE_N", "Evidence", "EvidenceModel", "fit_evidence_table", "study_statistic"]
 
 #: how many runs at the top the statistic averages (a study uses the largest not above its count)
-EVIDENCE_N: tuple[int, ...] = (1, 2, 3, 5, 8)
+EVIDENCE_N: tuple[int, ...] = (1, 2, 3, 5, 8, 13, 21)
 #: the slopes `β` of `λ(T) = β · T + q_β` tried in calibration (0: the prior λ)
-BETAS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5)
+BETAS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 #: the pooled quantile levels of `T` that bound the calibrated range (`t_lo`) and flag a study as unlike it (`t_hi`)
 T_LO_LEVEL, T_HI_LEVEL = 0.01, 0.99
 

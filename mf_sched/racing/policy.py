@@ -21,7 +21,8 @@ better incumbent arrives: freeze-thaw). There is no barrier: with `W` workers, `
 flight whenever that many can still win.
 
 Answer: once every arm is stopped or at the top, the best top-rung value, ε-certified
-(:meth:`~mf_sched.racing.engine.RungEliminator.certificate`; `certified` when it is the only arm left). Before that
+(:meth:`~mf_sched.racing.engine.RungEliminator.certificate`; `certified` when the bound was earned or given,
+:func:`mf_sched.racing.certificate.certification`; `details["certificate"]` says it in one sentence). Before that
 (a budget, a user asking early) the answer is the best evidence: the arm with the best latest value, a finished
 arm preferred on ties (:meth:`~mf_sched.racing.engine.RungEliminator.answer`), and `details["rung"]` says which rung it
 rests on.
@@ -206,8 +207,7 @@ class Race(Policy):
         self._next_start = 0
 
     def _engine_values(self) -> np.ndarray:
-        return np.array([[math.nan if (x := self._engine.value(a, m)) is None else x for m in range(self.M)]
-                         for a in range(self.n_arms)])  # fmt: skip
+        return self._engine.values_all()  # arms are registered in order 0..K-1 (the constructor)
 
     def _push(self, arm: int) -> None:
         if self._alive[arm] and not self._busy[arm]:
@@ -292,12 +292,14 @@ class Race(Policy):
     def _record_value(self, arm: int, fidelity: int, value: float) -> None:
         eng = self._engine
         before = eng.incumbent()[1] if fidelity == self.M - 1 else None
+        lam = eng.curve_bound.lam if eng.curve_bound is not None else None
         if eng.value(arm, fidelity) is None:
             eng.report(arm, fidelity, value)
             if fidelity < self.M - 1:
                 bisect.insort(self._rung_vals[fidelity], float(value))
         self._reached[arm] = max(int(self._reached[arm]), fidelity)
-        learned = fidelity == self.M - 1 and eng.curve_bound is not None and eng.curve_bound.evidence is not None
+        # the bound learned from the study's curves moved (a run reached the top): every bound changed
+        learned = eng.curve_bound is not None and eng.curve_bound.lam != lam
         if fidelity == self.M - 1:
             self._alive[arm] = False
             # a better incumbent (or a bound the study's curves tightened) may stop others: race everyone against
