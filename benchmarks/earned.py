@@ -49,6 +49,7 @@ EPOCHS = (1, 3, 9, 27)  # the rungs, in epochs of T = 27
 FRACTIONS = [e / T for e in EPOCHS[:-1]]
 ALPHA, TOLERANCE = 0.05, 0.005
 MODES = ("prior", "earned", "audit")
+BUDGETS = (0.1, 0.3)  # anytime: regret at these fractions of a full search
 AUDIT = 0.1  # mode "audit": earned, and a run the rule stops is trained on to the top with this probability
 NEW_KINDS = "new-kinds"
 
@@ -113,6 +114,7 @@ def race(obs: np.ndarray, bound: Any, seed: int, audit: float = 0.0) -> dict:
              audit=audit)  # fmt: skip
     reached = [-1] * K
     epochs, pulls, skips, hang = 0, 0, 0, ""
+    trace: list[tuple[int, int]] = []
     cap = 10 * K * len(EPOCHS)
     while not p.done:
         if pulls >= cap:
@@ -127,6 +129,8 @@ def race(obs: np.ndarray, bound: Any, seed: int, audit: float = 0.0) -> dict:
         epochs += max(0, EPOCHS[m] - (EPOCHS[reached[a]] if reached[a] >= 0 else 0))
         reached[a] = max(reached[a], m)
         p.tell(pull, float(obs[a, EPOCHS[m] - 1]))
+        key = p.engine.answer()[0]
+        trace.append((epochs, -1 if key is None else int(key)))  # the answer after every result (anytime)
         pulls += 1
     rec = p.recommendation()
     cert = p.engine.certificate().to_dict()
@@ -136,6 +140,7 @@ def race(obs: np.ndarray, bound: Any, seed: int, audit: float = 0.0) -> dict:
         "policy_cost": p.cost, "hang": hang, "rec_certified": bool(rec.certified), "reason": rec.reason,
         "details": _plain(rec.details), "cert": cert, "lam_start": float(bound.lam),
         "lam_end": None if cb is None else float(cb.lam), "top_reached": reached.count(len(EPOCHS) - 1),
+        "trace": trace,
     }  # fmt: skip
 
 
@@ -145,7 +150,8 @@ def job(a: tuple) -> list[dict]:
     from mf_sched.racing import shipped_curve_bound
     from mf_sched.racing.curve_bound import CurveBoundFit
 
-    source, family, name, task, seed, Ks, modes, bound = a
+    source, family, name, task, seed, Ks, modes, bound = a[:8]
+    label = a[8] if len(a) > 8 else source  # "lcbench (source out)": the same draws, another held-out bound
     fit = shipped_curve_bound(family) if bound is None else CurveBoundFit.from_dict(bound)
     rows = []
     for K in Ks:
@@ -162,7 +168,7 @@ def job(a: tuple) -> list[dict]:
             end_true = true_final[end] if end >= 0 else true_final.mean()
             cert = r["cert"]
             row = {
-                "source": source, "family": family, "task": name, "seed": seed, "K": K, "K_run": K_run, "mode": mode,
+                "source": label, "family": family, "task": name, "seed": seed, "K": K, "K_run": K_run, "mode": mode,
                 "has_evidence": getattr(fit, "evidence", None) is not None, "evidence_removed": removed,
                 "epochs_fraction": r["epochs"] / (K_run * T),
                 "within": bool(end_true >= true_final[full] - WITHIN * scale),
@@ -172,6 +178,12 @@ def job(a: tuple) -> list[dict]:
                 "identified": bool(cert.get("identified")), "violated": bool(cert.get("violated_by")),
                 "claimed": claimed(cert, r["details"]), **r,
             }  # fmt: skip
+            # anytime: the regret of the answer at 0.1× and 0.3× of a full search's epochs (random before any)
+            for b in BUDGETS:
+                at = [ans for spent, ans in r["trace"] if spent <= b * K_run * T]
+                ans = at[-1] if at and at[-1] >= 0 else -1
+                row[f"regret_{b:g}"] = float(true_final.max() - (true_final[ans] if ans >= 0 else true_final.mean()))
+            del row["trace"]
             lam_end = r["lam_end"]
             row["raised"] = row["violated"] or (lam_end is not None and lam_end > r["lam_start"])
             rows.append(row)
@@ -225,6 +237,7 @@ def summarise(rows: list[dict]) -> dict[str, dict]:
             "false_claims_observed": _mean(rs, lambda r: r["claimed"] and not r["within_observed"]),
             "identified": _mean(rs, lambda r: r["identified"]), "raised": _mean(rs, lambda r: r["raised"]),
             "regret_end": _mean(rs, lambda r: r["regret_end"]), "hangs": sum(bool(r["hang"]) for r in rs),
+            **{f"regret_{b:g}": _mean(rs, lambda r, b=b: r.get(f"regret_{b:g}", math.nan)) for b in BUDGETS},
             "has_evidence": _mean(rs, lambda r: r["has_evidence"]),
         }  # fmt: skip
     return out
@@ -234,14 +247,16 @@ def print_summary(table: dict[str, dict]) -> None:
     """One table per family: a row per (source, K, mode), then the pooled rows."""
     cols = [("source", "<14"), ("K", ">3"), ("mode", "<7"), ("studies", ">7"), ("epochs", ">7.3f"),
             ("≤0.5%", ">6.2f"), ("claimed", ">7.2f"), ("false", ">6.3f"), ("false(obs)", ">10.3f"),
-            ("ident.", ">6.2f"), ("λ up", ">5.2f"), ("regret", ">8.4f"), ("hangs", ">5d")]  # fmt: skip
+            ("ident.", ">6.2f"), ("λ up", ">5.2f"), ("regret", ">8.4f"), ("r@0.1×", ">8.4f"), ("r@0.3×", ">8.4f"),
+            ("hangs", ">5d")]  # fmt: skip
     for fam in sorted({v["family"] for v in table.values()}):
         print(f"\n== family {fam}: epochs = mean fraction of a full search; false = claimed and not within 0.5% "
               "(true finals); false(obs) = the same on observed finals;\n   λ up = λ ended above its start (the "
               "study's evidence raised it) or the bound was violated")  # fmt: skip
         print_table(cols, [(v["source"], v["K"] or "all", v["mode"], v["studies"], v["epochs_fraction"], v["within"],
                             v["claimed"], v["false_claims"], v["false_claims_observed"], v["identified"],
-                            v["raised"], v["regret_end"], v["hangs"])
+                            v["raised"], v["regret_end"], v.get("regret_0.1", math.nan),
+                            v.get("regret_0.3", math.nan), v["hangs"])
                            for v in table.values() if v["family"] == fam], rule=True)  # fmt: skip
 
 
@@ -261,7 +276,8 @@ def render_table(summary: dict[str, dict]) -> str:
     (weighted by studies): studies, epochs as a fraction of a full search, the share of answers within 0.5% of the
     full search's, the share certified, and the share certified whose answer is not within 0.5% (false claims)."""
     head = ("| family | tasks (held out) | bound | studies | epochs / full search | within 0.5% | certified "
-            "| certified but not within 0.5% |\n|---|---|---|---|---|---|---|---|")  # fmt: skip
+            "| certified but not within 0.5% | mean regret at 0.1× / 0.3× |\n"
+            "|---|---|---|---|---|---|---|---|---|")  # fmt: skip
     lines = [head]
     cells: dict[tuple, list[dict]] = {}
     for v in summary.values():
@@ -275,7 +291,8 @@ def render_table(summary: dict[str, dict]) -> str:
                                                                        kv[0][1], order.get(kv[0][2], 9))):  # fmt: skip
         lines.append(f"| {fam} | {src} | {LABEL.get(mode, mode)} | {sum(e['studies'] for e in es)} | "
                      f"{_pool(es, 'epochs_fraction'):.2f} | {100 * _pool(es, 'within'):.1f}% | "
-                     f"{100 * _pool(es, 'claimed'):.1f}% | {100 * _pool(es, 'false_claims'):.1f}% |")  # fmt: skip
+                     f"{100 * _pool(es, 'claimed'):.1f}% | {100 * _pool(es, 'false_claims'):.1f}% | "
+                     f"{_pool(es, 'regret_0.1'):.3g} / {_pool(es, 'regret_0.3'):.3g} |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -340,6 +357,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--refit", action="store_true", help="refit the held-out bounds (ignore their cached JSON)")
     ap.add_argument("--out", default="benchmarks/results/earned.json")
+    ap.add_argument("--whole-sources", action="store_true",
+                    help="also race LCBench and TaskSet with a bound fitted without their whole source")  # fmt: skip
     ap.add_argument("--publish", action="store_true", help="also write docs/measured/earned.json and the docs' table")
     args = ap.parse_args()
     if args.quick:
@@ -371,6 +390,11 @@ def main() -> int:
             bound = held_out_bound(hold[name], fit_data, args)
             jobs += [(source, SOURCES[source][0], name, sim[source][name], s, Ks, modes, bound)
                      for s in range(args.seeds)]  # fmt: skip
+        if args.whole_sources and SOURCES[source][1] == "tasks":  # also held out as a whole source
+            key = f"{SOURCES[source][0]}-without-{source}"
+            bound = held_out_bound(key, fit_data, args)
+            jobs += [(source, SOURCES[source][0], name, sim[source][name], s, Ks, modes, bound,
+                      f"{source} (source out)") for name in names for s in range(args.seeds)]  # fmt: skip
     if NEW_KINDS in sources:
         new = new_kinds_tasks()
         for name in sorted(new)[: args.tasks]:

@@ -31,7 +31,9 @@ class MFRecommendation:
     Attributes:
         params: the recommended configuration (None while there is no answer).
         arm: its index in :meth:`MFSampler.arms` (None for a configuration outside them).
-        certified: True when the stopping rule identified it (best with probability ≥ 1 − δ − α).
+        certified: the certificate's word (:func:`mf_sched.racing.certificate.certification`): the race is over and
+            the bound its stops relied on was earned from the study's own curves (or given by you);
+            `details["certificate"]` says it, or why not, in one sentence.
         reason: `"identified"`, `"finished"` (ε-certified), `"in-progress"`, `"budget"`, `"failed"`
             (every configuration failed `max_failures` times: no answer, the study stopped).
         delta: the confidence parameter.
