@@ -158,6 +158,20 @@ def load_or_say(quick: bool, sources: list[str]) -> tuple[dict, dict] | None:
     return out
 
 
+def held_out(sim: dict, sources: list[str], tasks: int | None, bound_of: Any) -> Any:
+    """``(source, task name, its held-out bound)`` for the first ``tasks`` tasks of each source, each bound fitted
+    (``bound_of(key)``, which caches) once before its tasks, with a progress line."""
+    for source in sources:
+        names = sorted(sim[source])[:tasks]
+        hold = holdout_of(source, sorted(sim[source]))
+        for key in sorted({hold[t] for t in names}):
+            t1 = time.perf_counter()
+            bound_of(key)
+            print(f"bound {key} ({time.perf_counter() - t1:.0f} s)", flush=True)
+        for name in names:
+            yield source, name, bound_of(hold[name])
+
+
 def draw(task: dict[str, np.ndarray], source: str, name: str, seed: int, K: int) -> tuple[np.ndarray, np.ndarray]:
     """``K`` configurations of a task (true curves) and their observed curves, the same for every method."""
     rng = np.random.default_rng([seed, zlib.crc32(f"{source}/{name}".encode()), K])
@@ -590,17 +604,10 @@ def main() -> int:
         return 1
     sim, fit_data = loaded
     jobs = []
-    for source in sources:
-        names = sorted(sim[source])[: args.tasks]
-        hold = holdout_of(source, sorted(sim[source]))
-        for key in sorted({hold[t] for t in names}):
-            print(f"bound {key}", flush=True)
-            fitted_bound(key, fit_data, args)
-        for name in names:
-            bound = fitted_bound(hold[name], fit_data, args)
-            for K in (int(k) for k in args.K.split(",")):
-                for seed in range(args.seeds):
-                    jobs.append((source, name, sim[source][name], seed, K, bound))
+    for source, name, bound in held_out(sim, sources, args.tasks, lambda key: fitted_bound(key, fit_data, args)):
+        for K in (int(k) for k in args.K.split(",")):
+            for seed in range(args.seeds):
+                jobs.append((source, name, sim[source][name], seed, K, bound))
     parts = args.part.split(",")
     rows = []
     if "ray" in parts:

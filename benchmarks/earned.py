@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks._common import meta, print_table, run_jobs, write_json
-from benchmarks.anytime import BOUND_DIR, ROOT, SOURCES, WITHIN, T, draw, fitted_bound, holdout_of, load_or_say
+from benchmarks.anytime import BOUND_DIR, ROOT, SOURCES, WITHIN, T, draw, fitted_bound, held_out, load_or_say
 
 EPOCHS = (1, 3, 9, 27)  # the rungs, in epochs of T = 27
 FRACTIONS = [e / T for e in EPOCHS[:-1]]
@@ -379,22 +379,13 @@ def main() -> int:
         return 1
     sim, fit_data = loaded
     jobs = []
-    for source in public:
-        names = sorted(sim[source])[: args.tasks]
-        hold = holdout_of(source, sorted(sim[source]))
-        for key in sorted({hold[t] for t in names}):
-            t1 = time.perf_counter()
-            held_out_bound(key, fit_data, args)  # fitted and cached the first time
-            print(f"bound {key} ({time.perf_counter() - t1:.0f} s)", flush=True)
-        for name in names:
-            bound = held_out_bound(hold[name], fit_data, args)
-            jobs += [(source, SOURCES[source][0], name, sim[source][name], s, Ks, modes, bound)
-                     for s in range(args.seeds)]  # fmt: skip
+    for source, name, bound in held_out(sim, public, args.tasks, lambda key: held_out_bound(key, fit_data, args)):
+        jobs += [(source, SOURCES[source][0], name, sim[source][name], s, Ks, modes, bound)
+                 for s in range(args.seeds)]  # fmt: skip
         if args.whole_sources and SOURCES[source][1] == "tasks":  # also held out as a whole source
-            key = f"{SOURCES[source][0]}-without-{source}"
-            bound = held_out_bound(key, fit_data, args)
-            jobs += [(source, SOURCES[source][0], name, sim[source][name], s, Ks, modes, bound,
-                      f"{source} (source out)") for name in names for s in range(args.seeds)]  # fmt: skip
+            whole = held_out_bound(f"{SOURCES[source][0]}-without-{source}", fit_data, args)
+            jobs += [(source, SOURCES[source][0], name, sim[source][name], s, Ks, modes, whole,
+                      f"{source} (source out)") for s in range(args.seeds)]  # fmt: skip
     if NEW_KINDS in sources:
         new = new_kinds_tasks()
         for name in sorted(new)[: args.tasks]:
