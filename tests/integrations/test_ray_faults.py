@@ -138,7 +138,10 @@ def test_restore_with_the_zero_argument_scheduler_gives_the_same_answer(ray_sess
     cert = load_certificate(tmp_path / "restore")  # the restored scheduler's state, read back
     ids = trial_ids(results)
     assert ids[cert.key] == 0.9 and cert.counts["running"] == 0 and cert.epsilon is not None
-    assert sum(cert.counts.values()) == len(SPACE_Q) and cert.counts["stopped"] >= 1
+    # every trial was stopped, finished, or — stopped and ended by Ray before the bound learned from the finished
+    # trials widened — given back and listed as uncovered (then the answer is not certified)
+    assert sum(cert.counts.values()) == len(SPACE_Q) and cert.counts["stopped"] + cert.counts["lost"] >= 1
+    assert len(cert.uncovered) == cert.counts["lost"] and (cert.certified or cert.uncovered)
     pairs = epochs_trained(tmp_path / "epochs.log")
     # resumed from checkpoints; Ray's experiment snapshots are periodic, so a restored trial may repeat the
     # epochs after the snapshot (at most the epochs since it), never the whole run
