@@ -250,6 +250,9 @@ def _certificate_attrs(
 ) -> dict[str, Any]:
     cert = engine.certificate()
     d = certificate_fields(cert, sign_of(study), lambda k: key_name(k, by_arm))
+    # the sentence is the study's race:summary; kept out of this attribute, which optuna-dashboard cuts at 1,024
+    # characters (a cut JSON cannot be read)
+    d.pop("statement", None)
     best_trial = None if cert.key is None else _top_trial(cert.key, by_arm, trials, arm_of)
     unc = d["uncovered"]
     d["uncovered"] = unc[:_MAX_LISTED] + ([f"... {len(unc) - _MAX_LISTED} more"] if len(unc) > _MAX_LISTED else [])
