@@ -420,11 +420,18 @@ class RaceRule:
         n = len(t)
         self.update(np.arange(n))
         if e.lam > cb.lam:
-            _, lcb = self.incumbent()
-            back = np.flatnonzero((t.status[:n] == STOPPED) & (t.upper[:n] >= lcb))
-            t.status[back] = RUNNING
-            t.stop_rung[back] = -1
+            self._revive()
         return True
+
+    def _revive(self) -> None:
+        """After a raise of the bound: every stopped run whose recomputed bound can again beat the incumbent runs
+        again."""
+        t = self.t
+        n = len(t)
+        _, lcb = self.incumbent()
+        back = np.flatnonzero((t.status[:n] == STOPPED) & (t.upper[:n] >= lcb))
+        t.status[back] = RUNNING
+        t.stop_rung[back] = -1
 
     def _refine_curve(self, rows: np.ndarray) -> bool:
         """Raise the curve bound's λ to the largest score of the top-rung runs `rows` where a run's curve
@@ -446,10 +453,7 @@ class RaceRule:
         self.curve_bound = cb.raised(float(worst.max()) + 1e-9, keys)
         n = len(t)
         self.update(np.arange(n))
-        _, lcb = self.incumbent()
-        back = np.flatnonzero((t.status[:n] == STOPPED) & (t.upper[:n] >= lcb))
-        t.status[back] = RUNNING
-        t.stop_rung[back] = -1
+        self._revive()
         return True
 
     def _refine_zeta(self, rows: np.ndarray) -> bool:

@@ -51,7 +51,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BETAS", "EVIDENCE_N", "Evidence", "EvidenceModel", "fit_evidence_table", "study_statistic"]
+__all__ = [
+    "BETAS",
+    "EVIDENCE_N",
+    "Evidence",
+    "EvidenceModel",
+    "fit_evidence_table",
+    "pooled_quantile",
+    "study_statistic",
+]
 
 #: how many runs at the top the statistic averages (a study uses the largest not above its count)
 EVIDENCE_N: tuple[int, ...] = (1, 2, 3, 5, 8, 13, 21)
@@ -61,8 +69,14 @@ BETAS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)
 T_LO_LEVEL, T_HI_LEVEL = 0.01, 0.99
 
 
-def _pooled(per_task: Sequence[np.ndarray], level: float) -> float:
-    """The `level`-quantile (inverted CDF) of the mixture of the tasks' samples, each task weighing the same."""
+def pooled_quantile(per_task: Sequence[np.ndarray], level: float) -> float:
+    """The `level`-quantile (inverted CDF) of the mixture of the tasks' samples, each task weighing the same (the
+    pooled-CDF form of two-layer conformal prediction; the prior λ and the evidence table both use it).
+
+    Args:
+        per_task: one array of samples per task.
+        level: the quantile level, in `[0, 1]`.
+    """
     vals = np.concatenate([np.asarray(a, dtype=float).ravel() for a in per_task])
     w = np.concatenate([np.full(np.size(a), 1.0 / (np.size(a) * len(per_task))) for a in per_task])
     o = np.argsort(vals, kind="stable")
@@ -85,13 +99,13 @@ def fit_evidence_table(
     if n == 0 or n != len(statistics):
         raise ValueError("study_scores and statistics need one array per task, the same tasks")
     level = min(1.0, (1 - alpha) * (1 + 1 / n))
-    t_lo = _pooled(statistics, T_LO_LEVEL)
-    t_hi = _pooled(statistics, T_HI_LEVEL)
+    t_lo = pooled_quantile(statistics, T_LO_LEVEL)
+    t_hi = pooled_quantile(statistics, T_HI_LEVEL)
     tc = [np.maximum(np.asarray(t, dtype=float), t_lo) for t in statistics]
     mean_t = float(np.mean([float(np.mean(t)) for t in tc]))
     best: tuple[float, float, float] | None = None
     for b in BETAS:
-        q = _pooled([np.asarray(s, dtype=float) - b * t for s, t in zip(study_scores, tc)], level)
+        q = pooled_quantile([np.asarray(s, dtype=float) - b * t for s, t in zip(study_scores, tc)], level)
         if not math.isfinite(q):
             continue
         avg = q + b * mean_t

@@ -56,7 +56,7 @@ from scipy.special import gammaln
 
 from mf_sched._validate import check_fraction, check_int
 from mf_sched.racing.curve_bound import FEATURES_FIRST, CurveBound, CurveBoundFit, design
-from mf_sched.racing.evidence import EVIDENCE_N, fit_evidence_table
+from mf_sched.racing.evidence import EVIDENCE_N, fit_evidence_table, pooled_quantile
 
 __all__ = [
     "LADDERS",
@@ -322,16 +322,6 @@ def _covers(obs: np.ndarray, fractions: np.ndarray, ladder: Sequence[float]) -> 
     return all(not np.isnan(obs[0, c]) and (p < 0 or not np.isnan(obs[0, p])) for c, p in _rows(obs, fractions, ladder))
 
 
-def _pooled_quantile(per_task: list[np.ndarray], level: float) -> float:
-    """The `level`-quantile (inverted CDF) of the task mixture (each task weighing the same)."""
-    vals = np.concatenate(per_task)
-    w = np.concatenate([np.full(a.size, 1.0 / (a.size * len(per_task))) for a in per_task])
-    o = np.argsort(vals, kind="stable")
-    cw = np.cumsum(w[o])
-    i = min(int(np.searchsorted(cw, level - 1e-12)), vals.size - 1)
-    return float(vals[o][i])
-
-
 def fit_curve_bound(
     tasks: Mapping[Any, np.ndarray],
     fractions: Sequence[float],
@@ -442,7 +432,7 @@ def fit_curve_bound(
             for ai, a in enumerate(alphas):
                 level = min(1.0, (1 - a) * (1 + 1 / n))
                 for ti in range(len(tolerances)):
-                    q = _pooled_quantile([p[0][:, ti] for p in per], level)
+                    q = pooled_quantile([p[0][:, ti] for p in per], level)
                     lam[li, ai, ti] = q if math.isfinite(q) else 1e6
                     for ni in range(nn):  # λ given the study's own evidence (mf_sched.racing.evidence)
                         cell = fit_evidence_table([p[0][:, ti] for p in per], [p[1][:, ni] for p in per], alpha=a)
