@@ -374,13 +374,16 @@ class RaceDecisions:
         ended = view.ended_count[:K] + view.paused_count[:K]
         return bool(K) and not ended.any() and bool((view.failed_count[:K] >= self.max_failures).all())
 
-    def prune_verdict(self, view: RaceView, trial: FrozenTrial, key: Any) -> str | None:
+    def prune_verdict(
+        self, view: RaceView, trial: FrozenTrial, key: Any, trials: Sequence[FrozenTrial] | None = None
+    ) -> str | None:
         """What happens to a running trial that has just crossed a rung (:func:`crossed_rung`).
 
         Args:
             view: the study's race.
             trial: the trial.
             key: its run in the engine (its arm, or `"trial-<n>"`).
+            trials: the study's trials (for the epoch bound of :meth:`pause_now`; None: read from nothing, no pause).
 
         Returns:
             `"stop"` (the racing rule stopped its configuration), `"pause"` (:meth:`pause_now`) or None (it goes on).
@@ -389,19 +392,35 @@ class RaceDecisions:
             return None
         if view.engine.status(key) == "stopped":
             return "stop"
-        return "pause" if self.pause_now(view, trial, key) else None
+        return "pause" if trials is not None and self.pause_now(view, trial, key, trials) else None
 
-    def pause_now(self, view: RaceView, trial: FrozenTrial, key: Any) -> bool:
+    def pause_now(self, view: RaceView, trial: FrozenTrial, key: Any, trials: Sequence[FrozenTrial]) -> bool:
         """The anytime schedule for an ordinary objective (each trial trains from scratch): while configurations
         wait to be started, a trial that has just brought its configuration to a new rung goes on only if it is
         among the best `max(1, ⌊n/η⌋)` there (ASHA), else it is pruned to free the worker — *paused*: the race
         may run its configuration again later. Once every configuration has started nothing is paused (a re-run
         would train from scratch again). Resumable objectives end each trial at its rung anyway.
 
+        **Never more than training each candidate once.** A paused configuration that the race later re-runs
+        trains its first epochs twice; when the rule cannot tell the configurations apart (close curves) every
+        paused one is re-run to the top, and the study used to spend more than `K × R` epochs (8 × 27: 219–222
+        instead of at most 216). So a trial is paused only if the study's *worst case* stays within `K × R`
+        (:meth:`worst_case_epochs`): the epochs spent so far, plus the epochs every configuration the rule has not
+        stopped may still need — the rest of a running trial, `R` for one waiting or paused (a re-run trains from
+        scratch) — plus the `r` epochs the pause throws away. Training, starting, completing and re-running keep
+        that sum; a stop lowers it (by what the stopped configuration will not train); only a pause raises it. So
+        the first pauses wait for the first stops, whose savings pay for them, and with one worker an ordinary
+        objective never trains more than `K × R` epochs (unless the rule revives a stopped configuration, or a
+        trial fails). Otherwise the trial goes on: finishing it costs less than pausing it now and running it
+        again. Where nothing is stopped (nothing can be told apart) the schedule is best-first — the
+        configurations are trained to the top one at a time, each once — and the answer and certificate are the
+        rule's, as before.
+
         Args:
             view: the study's race.
             trial: the trial that has just reported.
             key: its run in the engine.
+            trials: the study's trials.
 
         Returns:
             True when the trial is to be paused.
@@ -417,4 +436,52 @@ class RaceDecisions:
         earlier = [m for m in range(rung + 1) if not np.isnan(own[m])]
         if not earlier or max(earlier) < rung or rung >= view.ladder.top:
             return False  # this trial has not brought the configuration to its highest rung (a re-run below it)
-        return key not in eng.promotable(self.eta)
+        if key in eng.promotable(self.eta):
+            return False
+        K_R = K * float(view.ladder.resources[-1])
+        return self.worst_case_epochs(view, trials, pausing=trial) <= K_R + 1e-9
+
+    def worst_case_epochs(
+        self, view: RaceView, trials: Sequence[FrozenTrial], pausing: FrozenTrial | None = None
+    ) -> float:
+        """The most epochs the study can spend in all if no configuration the rule has not stopped is stopped
+        from now on, and each is trained to the top (an ordinary objective: a re-run trains from scratch).
+
+        Args:
+            view: the study's race.
+            trials: the study's trials.
+            pausing: a running trial about to be paused (its configuration then needs a re-run from scratch).
+
+        Returns:
+            The epochs spent so far (every trial, surplus and failed ones included) plus, per candidate, the epochs
+                it may still need: none once stopped by the rule (up to its next rung if a trial of it is still
+                running) or at the top; the rest of its most advanced running trial; else the top resource `R`.
+        """
+        K = self.search.n_arms or 0
+        steps = view.steps
+        R, top_step = float(view.ladder.resources[-1]), float(steps[-1])
+        spent = 0.0
+        running: dict[int, float] = {}
+        for t in trials:
+            if pausing is not None and t.number == pausing.number:
+                t = pausing
+            if t.last_step is None:
+                continue
+            spent += float(t.last_step) + view.offset
+            if t.state == TrialState.RUNNING and (pausing is None or t.number != pausing.number):
+                a = self.arms.arm_of(t)
+                if a is not None and 0 <= a < K:
+                    running[a] = max(running.get(a, 0.0), float(t.last_step))
+        eng, top = view.engine, view.ladder.top
+        codes, reached = eng.statuses(), eng.reached_all()
+        n_runs = len(codes)
+        need = 0.0
+        for a in range(K):
+            at = running.get(a)
+            live = a >= n_runs or (codes[a] == RUNNING and reached[a] < top)
+            if live:
+                need += top_step - at if at is not None else R
+            elif at is not None:  # stopped while a trial of it runs: MFPruner prunes it at its next rung
+                later = steps[steps > at]
+                need += float(later[0]) - at if len(later) else 0.0
+        return spent + need

@@ -36,7 +36,7 @@ from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
 from ._optuna_recommendation import MFRecommendation, resources_spent
 from ._optuna_space import SearchState, point_of, same_distribution, to_python
 
-__all__ = ["GP_POLICIES", "policy_result", "arms_for"]
+__all__ = ["GP_POLICIES", "policy_result", "arms_for", "check_suggested"]
 
 GP_POLICIES = ("mf-gp-ucb", "gp-ucb")
 """The continuous-space (Gaussian-process) policies: MFSampler uses :class:`_ContinuousGP` for them."""
@@ -338,18 +338,67 @@ class _FiniteArms(_Arms):
             return True
         if search.dynamic:
             return False
+        given = search.space.get(param_name)
+        where = (
+            f"search_space[{param_name!r}]"
+            if search.explicit
+            else f"MFSampler's search space (learnt from the study's first trial) has {param_name!r} as"
+        )
+        now = f"this trial {param_distribution!r}"
+        what = (
+            f"suggests {param_name!r} with a changed distribution: {where} {given!r}, {now}"
+            if given is not None
+            else f"suggests {param_name!r} ({param_distribution!r}), which is not in MFSampler's search space "
+            f"{sorted(search.space)}"
+        )
         msg = (
-            f"trial {trial.number} suggests {param_name!r} with {param_distribution!r}, which is not in "
-            f"MFSampler's search space {sorted(search.space)}: arm-based policies need a fixed search space "
-            "(no conditional or changing parameters)"
+            f"trial {trial.number} {what}: arm-based policies need a fixed search space (no conditional or "
+            "changing parameters)"
         )
         if search.explicit:
-            raise ValueError(msg + "; pass search_space= covering every parameter, or use another sampler")
+            raise ValueError(
+                f"MFSampler(search_space=...): {msg}; accepted: a search_space= whose parameters every trial "
+                "suggests, each with the distribution given there — for a conditional space leave search_space "
+                "unset (MFSampler then hands the study to its fallback sampler) or use another sampler"
+            )
         fb = type(self.sampler.fallback).__name__
         # stacklevel 4: the caller of MFSampler.sample_independent
         warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=4)
         search.dynamic = True
         return False
+
+
+def check_suggested(search: SearchState, trial: FrozenTrial, fallback: BaseSampler, *, stacklevel: int) -> None:
+    """A trial that ended (COMPLETE or PRUNED) without suggesting every parameter of the search space makes the
+    space conditional: an error naming the parameter with an explicit `search_space=`, else a warning and the
+    study goes to the fallback (:attr:`SearchState.dynamic`), as for a parameter outside the space.
+
+    Args:
+        search: the sampler's search state.
+        trial: the trial that has just ended (not FAIL: a trial may fail before it suggested everything).
+        fallback: the sampler the study goes to with an inferred space.
+        stacklevel: the warning's stack level.
+    """
+    if search.space is None or search.dynamic or not search.space:
+        return
+    missing = sorted(set(search.space) - set(trial.params))
+    if not missing or not (trial.params or trial.intermediate_values):
+        return
+    names = ", ".join(repr(n) for n in missing)
+    msg = (
+        f"trial {trial.number} ended without suggesting {names} (its parameters: {dict(trial.params)}), which "
+        f"{'is' if len(missing) == 1 else 'are'} in MFSampler's search space {sorted(search.space)}: the space is "
+        "conditional, and arm-based policies need a fixed search space"
+    )
+    if search.explicit:
+        raise ValueError(
+            f"MFSampler(search_space=...): {msg}; accepted: a search_space= whose parameters every trial suggests, "
+            "each with the distribution given there — for a conditional space leave search_space unset "
+            "(MFSampler then hands the study to its fallback sampler) or use another sampler"
+        )
+    fb = type(fallback).__name__
+    warnings.warn(msg + f"; MFSampler hands this study to its fallback {fb}", stacklevel=stacklevel)
+    search.dynamic = True
 
 
 class _ContinuousGP(_Arms):

@@ -36,7 +36,7 @@ from ._optuna_arms import StudyArms, check_proposer
 from ._optuna_claims import Claims, deciding, set_pull
 from ._optuna_decide import RaceDecisions, crossed_rung, race_over
 from ._optuna_evidence import note_certificate, note_decision, note_pause
-from ._optuna_policy import arms_for
+from ._optuna_policy import arms_for, check_suggested
 from ._optuna_race import (
     ARM,
     FIDELITY,
@@ -395,7 +395,7 @@ class MFSampler(StudyAdapter, BaseSampler):
                     return False
                 key = self.arm_of(trial)
                 key = key if key is not None else f"trial-{trial.number}"
-                verdict = self._race.prune_verdict(view, trial, key)
+                verdict = self._race.prune_verdict(view, trial, key, trials)
                 if verdict is None:
                     return False
                 if verdict == "pause":
@@ -558,6 +558,9 @@ class MFSampler(StudyAdapter, BaseSampler):
         for s in self._helpers():
             s.after_trial(study, trial, state, values)
         self._study_arms.forget(study, trial.number)
+        if state in (TrialState.COMPLETE, TrialState.PRUNED) and len(study.directions) == 1:
+            with self._lock:  # a parameter of the space it never suggested: a conditional space
+                check_suggested(self._search, trial, self._fallback, stacklevel=4)
         attrs = trial.system_attrs
         fid = attrs.get(FIDELITY)
         if state == TrialState.COMPLETE and attrs.get(RESUMABLE) and isinstance(fid, int) and fid >= 0:
