@@ -25,7 +25,7 @@ from mf_sched.visualization._data import RaceData
 
 from ._optuna_evidence import CONFIG, CONFIG_VERSION, key_name, metric_name
 from ._optuna_pruner import MFPruner
-from ._optuna_race import ARM, trial_rung_values
+from ._optuna_race import ARM, PAUSED, trial_rung_values
 from ._optuna_sampler import MFSampler
 from ._optuna_study import sign_of
 
@@ -142,6 +142,8 @@ def study_race_data(study: optuna.Study) -> RaceData:
             k = t.number
         if k in engine:
             of_key.setdefault(k, []).append(t)
+    live = (TrialState.RUNNING, TrialState.WAITING)
+    running = {k for k, ts in of_key.items() if any(t.state in live for t in ts)}
     if engine.rule != "race":  # IISE's rule decides when a trial reports (MFPruner.prune): replay the decisions
         for k in engine.keys:
             ts = of_key.get(k, [])
@@ -149,6 +151,13 @@ def study_race_data(study: optuna.Study) -> RaceData:
                 engine.should_stop(k)
             elif ts and ts[-1].state != TrialState.RUNNING and engine.reached(k) < engine.M - 1:
                 engine.mark_lost(k)
+    abandoned: list[Hashable] = []
+    if not by_arm:
+        # one run per trial: a trial that ended below the top rung without the rule stopping it — pruned by ASHA's
+        # cut (the pruner's anytime schedule), failed — never runs again (Optuna resumes no pruned trial, and a
+        # sampler such as TPE proposes a new configuration instead): not paused but uncovered
+        abandoned = [k for k in engine.keys if engine.status(k) == "running" and of_key.get(k) and k not in running]
+        engine.mark_lost_many(abandoned)
     names, params, curves, times, evidence, numbers = {}, {}, {}, {}, {}, {}
     cands = adapter.candidates if by_arm else None
     for k in engine.keys:
@@ -177,9 +186,34 @@ def study_race_data(study: optuna.Study) -> RaceData:
             curves[k] = (xs, [pts[x] for x in xs])
         times[k] = when
         numbers[k] = [t.number for t in ts]
-    return RaceData.from_engine(
+    race = RaceData.from_engine(
         engine, sign=sign, metric=metric_name(study), names=names, params=params, curves=curves,
         times=times if t0 is not None else None, evidence=evidence, trials=numbers,
         time_label="seconds since the study's first trial started", source=f"Optuna study {study.study_name!r}",
-        raced=raced,
+        raced=raced, running=running,
     )  # fmt: skip
+    if abandoned:
+        gone = set(abandoned)
+        for r in race.runs:
+            if r.key in gone and r.fate == "lost":
+                r.reason = _abandoned_reason(of_key[r.key][-1], sign)
+    return race
+
+
+def _abandoned_reason(t: FrozenTrial, sign: float) -> str:
+    """Why a trial of a by-trial race ended below the top rung without being stopped (see study_race_data)."""
+    a = t.user_attrs
+    if t.system_attrs.get(PAUSED) and isinstance(a.get("race:rung"), int):
+        value, cut = a.get("race:value"), a.get("race:cut")
+        how = ""
+        if isinstance(value, (int, float)) and isinstance(cut, (int, float)):
+            how = f" ({value:.4g} is {'below' if sign > 0 else 'above'} the cut {cut:.4g})"
+        return (
+            f"pruned at rung {a['race:rung']} by ASHA's cut{how}, not stopped by the rule; a pruned trial never runs "
+            "again (its sampler proposes new configurations instead): uncovered by the certificate"
+        )
+    word = {TrialState.PRUNED: "pruned", TrialState.FAIL: "failed"}.get(t.state, "ended")
+    return (
+        f"{word} below the top rung without being stopped by the rule; "
+        "it never runs again: uncovered by the certificate"
+    )

@@ -91,7 +91,7 @@ import numpy as np
 
 from mf_sched.racing._runs import FINISHED, HALTED, LOST, RUNNING, STATUS_NAMES, STOPPED, RunTable
 
-__all__ = ["RungCertificate", "certification", "certify", "describe", "rung_table", "statement"]
+__all__ = ["RungCertificate", "certification", "certify", "describe", "in_progress_reason", "rung_table", "statement"]
 
 
 @dataclass(frozen=True)
@@ -243,12 +243,26 @@ def certification(
             ),
         )
     if uncovered and eps is not None:
-        return False, basis, (f"{len(uncovered)} run(s) failed below the top rung without being stopped "
-                              f"({list(uncovered)[:5]}): the answer does not cover them")  # fmt: skip
+        return False, basis, (f"{len(uncovered)} run(s) failed or were abandoned below the top rung without being "
+                              f"stopped ({list(uncovered)[:5]}): the answer does not cover them")  # fmt: skip
     if eps is None or not guaranteed:
-        return False, basis, (f"race in progress ({running} run{'s' * (running != 1)} below the top rung can still "
-                              "win)")  # fmt: skip
+        return False, basis, in_progress_reason(running)
     return True, basis, ""
+
+
+def in_progress_reason(running: int, *, idle: bool = False) -> str:
+    """Why a race whose runs below the top rung can still win is not certified.
+
+    Args:
+        running: those runs.
+        idle: nothing is running now (the study ended early: `n_trials`, a timeout, a budget): the runs are
+            *paused* (the glossary's word) and run again only if the study goes on.
+    """
+    runs = f"{running} run{'s' * (running != 1)}"
+    if idle:
+        return (f"race not over ({runs} paused below the top rung can still win; nothing is running, so they run "
+                "again only if the study goes on)")  # fmt: skip
+    return f"race in progress ({runs} below the top rung can still win)"
 
 
 def certify(

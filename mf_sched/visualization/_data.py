@@ -25,19 +25,21 @@ incumbent's *pessimistic bound* is an upper bound on its value.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from mf_sched.racing.certificate import in_progress_reason
 from mf_sched.racing.engine import RungEliminator
 
 __all__ = ["RaceRun", "IncumbentStep", "RaceData", "FATES"]
 
 #: a run's fate, in the order the plot's legend lists them
-FATES = ("best", "finished", "stopped", "halted", "lost", "running")
+FATES = ("best", "finished", "stopped", "halted", "lost", "paused", "running")
 #: what a study that mf-sched did not race says instead of a certificate
 NOT_RACED = (
     "not raced by mf-sched (no MFSampler, MFPruner or race configuration made its decisions): its curves are drawn "
@@ -48,6 +50,7 @@ _FATE_TEXT = {
     "finished": "reached the top rung",
     "halted": "halted by the heuristic η cut (outside the guarantee)",
     "lost": "ended below the top rung without being stopped by the rule: uncovered by the certificate",
+    "paused": "paused by the anytime schedule while other configurations wait: it may run again (if the study goes on)",
     "running": "still racing",
 }
 
@@ -78,7 +81,8 @@ class RaceRun:
         key: the engine's key of the run.
         name: how the plot and the report name it (`"trial 7"`, `"config 3"`, a Ray trial id).
         params: its configuration.
-        fate: one of :data:`FATES`.
+        fate: one of :data:`FATES` (`paused`: set aside by the anytime schedule, no trial of it running now; it
+            may run again; `running`: racing now, or not known to be paused).
         curve_x: the resources of its learning curve as reported (the rungs' resources when no curve is known).
         curve_y: the values of its learning curve at `curve_x` (the rung values when no curve is known).
         rung_values: its value at each rung (NaN where it did not reach it).
@@ -161,6 +165,8 @@ class RaceData:
         incumbent: the incumbent over time.
         time_label: what :attr:`RaceRun.times` measure.
         source: what was read (a study and its storage, an experiment folder).
+        warnings: what the reader skipped or doubts, in words (e.g. a journal file's incomplete last record);
+            the report shows them above the certificate.
     """
 
     runs: list[RaceRun]
@@ -172,6 +178,7 @@ class RaceData:
     incumbent: list[IncumbentStep]
     time_label: str = "seconds since the first run started"
     source: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ derived
     @property
@@ -203,8 +210,12 @@ class RaceData:
         elif c.get("epsilon") is not None:
             how = f"ε-optimal with ε = {fmt(c['epsilon'], 3)} (probability ≥ {conf})"
         else:
-            running = self.counts().get("running", 0)
-            how = f"race in progress ({running} run{'s' * (running != 1)} below the top rung)"
+            n = self.counts()
+            how = (
+                in_progress_reason(n.get("running", 0))
+                if n.get("running")
+                else in_progress_reason(n.get("paused", 0), idle=True)
+            )
         out = f"{best} is the best run at the top rung ({self.metric} = {fmt(c.get('value'))}); {how}"
         if c.get("uncovered"):
             n = len(c["uncovered"])
@@ -217,7 +228,7 @@ class RaceData:
         """The plot's title: the answer, ε and δ."""
         c = self.certificate
         if c.get("best") is None:
-            head = "Race in progress: no run at the top rung yet"
+            head = f"Race{' in progress' if self.counts().get('running') else ''}: no run at the top rung yet"
         else:
             head = f"Race: {c['best']} = {fmt(c.get('value'))}"
         if c.get("raced") is False:
@@ -239,6 +250,7 @@ class RaceData:
             "resources": list(self.resources),
             "certificate": dict(self.certificate),
             "summary": self.summary(),
+            "warnings": list(self.warnings),
             "incumbent": [{"time": s.time, "run": s.name, "value": s.value, "bound": s.bound} for s in self.incumbent],
             "runs": [
                 {
@@ -273,6 +285,7 @@ class RaceData:
         time_label: str = "seconds since the first run started",
         source: str = "",
         raced: bool = True,
+        running: Collection[Hashable] | None = None,
     ) -> RaceData:
         """The race held by `engine` (values in its maximisation convention; `sign=-1` for a minimised
         metric).
@@ -294,6 +307,10 @@ class RaceData:
             source: see the attributes.
             raced: the engine made the study's decisions (an mf-sched race); `False` (a study another pruner
                 decided, read with mf-sched's defaults only to draw its curves): no certificate, and the data says so.
+            running: the runs with a trial (a worker) running now, when the reader knows; a run the engine still
+                races that is not among them is *paused* (it may run again), and when none runs at all the
+                race is not "in progress" but stopped early, its paused runs waiting for the study to go on.
+                Default: not known (every run the engine races is `running`).
 
         Example:
             >>> from mf_sched import FidelityLadder
@@ -353,6 +370,8 @@ class RaceData:
             fate = {"finished": "finished", "stopped": "stopped", "halted": "halted", "running": "running"}.get(
                 status, "lost" if reached < top else "finished"
             )
+            if fate == "running" and running is not None and k not in running:
+                fate = "paused"
             if not raced:  # no decision of mf-sched's to show: where each run ended, that is all
                 fate = "finished" if reached == top else "lost"
             if k == cert.key:
@@ -376,7 +395,15 @@ class RaceData:
             else:
                 run.reason = _FATE_TEXT.get(fate, "")
             runs.append(run)
+        n_racing = int(cert.counts.get("running", 0))
+        if running is not None and n_racing and cert.reason == in_progress_reason(n_racing):
+            if not any(k in running for k in keys):  # nothing runs: the race stopped early, it is not in progress
+                cert = dataclasses.replace(cert, reason=in_progress_reason(n_racing, idle=True))
         certificate = {**certificate_fields(cert, sign, lambda k: name_of.get(k, str(k))), "cost": cert.cost}
+        if running is not None:  # the engine's "running" is two states here: running now, and paused
+            paused = sum(engine.status(r.key) == "running" and r.key not in running for r in runs)
+            rest = {k: v for k, v in certificate["counts"].items() if k != "running"}
+            certificate["counts"] = {"running": n_racing - paused, "paused": paused, **rest}
         if not raced:  # curves only: mf-sched made none of the decisions, so it certifies nothing
             certificate = {"best": certificate["best"], "value": certificate["value"], "raced": False,
                            "certified": False, "guaranteed": False, "epsilon": None, "delta": None,

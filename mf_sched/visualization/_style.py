@@ -17,6 +17,7 @@ COLORS = {
     "stopped": "#cf222e",
     "halted": "#bc4c00",
     "lost": "#8250df",
+    "paused": "#9a6700",
     "running": "#6e7781",
 }
 LABELS = {
@@ -25,6 +26,7 @@ LABELS = {
     "stopped": "stopped by the rule",
     "halted": "halted (η cut, no guarantee)",
     "lost": "uncovered (ended below the top)",
+    "paused": "paused (may run again)",
     "running": "still racing",
 }
 assert set(COLORS) == set(FATES) == set(LABELS)

@@ -52,6 +52,17 @@ def loss_objective(trial: optuna.Trial) -> float:
     return loss
 
 
+def continuous(trial: optuna.Trial) -> float:
+    x, y = trial.suggest_float("x", 0.0, 1.0), trial.suggest_float("y", 0.0, 1.0)
+    acc = 0.0
+    for epoch in range(1, 28):
+        acc = (0.3 + 0.6 * x * (1 - abs(y - 0.5))) * (1 - 0.3 * math.exp(-epoch / 4))
+        trial.report(acc, epoch)
+        if trial.should_prune():
+            raise optuna.TrialPruned()
+    return acc
+
+
 def assert_evidence_is_the_decision(study: optuna.Study, word: str = "race:incumbent_lower_bound") -> list:
     """Every pruned trial says why, and the numbers are those of the study."""
     trials = {t.number: t for t in study.trials}
@@ -276,3 +287,48 @@ def test_a_study_mf_sched_never_raced_is_drawn_without_a_certificate(tmp_path: P
     page = write_report(study, tmp_path / "foreign.html").read_text()
     assert "not raced by mf-sched" in page and "ε = 0" not in page
     assert "guarantee holds" not in page and "δ" not in page.split("</table>", 1)[0]
+
+
+def test_a_finished_tpe_study_is_not_reported_in_progress_nor_its_pruned_trials_paused(tmp_path: Path) -> None:
+    """Issue 33: TPESampler + MFPruner, every trial finished. The report said "race in progress … running N" and
+    every trial ASHA's cut pruned was "paused … it may run again", though a pruned trial of a sampler that
+    proposes new configurations never runs again: they are uncovered (ended below the top without being
+    stopped)."""
+    study = optuna.create_study(
+        direction="maximize", sampler=optuna.samplers.TPESampler(seed=0), pruner=MFPruner(), study_name="tpe"
+    )
+    study.optimize(continuous, n_trials=40)
+    paused = [t for t in study.trials if t.system_attrs.get("mf:paused")]
+    assert paused and all(t.state == TrialState.PRUNED for t in paused)
+    loaded = optuna.load_study(study_name="tpe", storage=study._storage)  # as `mf-sched report` reads it
+    for source in (study, loaded):
+        race = race_data(source)
+        c = race.certificate
+        assert c["counts"]["running"] == 0 and "in progress" not in race.summary() + race.title()
+        by_trial = {r.trials[0]: r for r in race.runs}
+        for t in paused:
+            r = by_trial[t.number]
+            assert r.fate == "lost" and f"trial {t.number}" in c["uncovered"]
+            assert "may run again" not in r.reason and "ASHA's cut" in r.reason and "never runs again" in r.reason
+        assert "abandoned below the top rung without being stopped" in c["statement"]
+    page = write_report(loaded, tmp_path / "tpe.html").read_text()
+    table = page.split('id="runs"', 1)[1]
+    assert "race in progress" not in page and "may run again" not in table and "still racing" not in table
+    assert "running 0" in page and f"lost {len(paused)}" in page
+
+
+def test_a_stopped_mfsampler_race_says_its_paused_configurations_may_run_again_and_is_not_in_progress() -> None:
+    """The other side of issue 33: MFSampler stopped early (n_trials) with configurations paused by the anytime
+    schedule. They are paused (their configuration may run again when the study goes on), and with no trial
+    running the race is not "in progress"."""
+    study = optuna.create_study(direction="maximize", sampler=MFSampler(search_space=SPACE), pruner=MFPruner())
+    study.optimize(ordinary, n_trials=6)  # config 3 was paused at rung 0 while the others were tried
+    race = race_data(study)
+    fates = collections.Counter(r.fate for r in race.runs)
+    assert fates["paused"] > 0 and fates["running"] == 0
+    for r in race.runs:
+        if r.fate == "paused":
+            assert "may run again" in r.reason
+    assert "in progress" not in race.summary() + race.title()
+    assert "race not over" in race.certificate["statement"] and "paused" in race.certificate["statement"]
+    assert race.certificate["counts"]["paused"] == fates["paused"] and race.certificate["counts"]["running"] == 0
