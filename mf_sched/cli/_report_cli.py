@@ -7,7 +7,8 @@ mf-sched report STORAGE_OR_FOLDER [--study NAME] [-o PATH] [--static]
     -o, --output PATH   the HTML file (default: ./<study or experiment>-race.html)
     --static            a PNG figure (matplotlib) instead of the interactive plotly one
 
-Prints the page's path. See :mod:`mf_sched.visualization.report`.
+Prints the page's path (and, on stderr, what it skipped of a journal file: an incomplete last record). See
+:mod:`mf_sched.visualization.report`.
 """
 
 from __future__ import annotations
@@ -42,10 +43,13 @@ def add_report(sub: Any) -> None:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from mf_sched.visualization.report import load, render_html
+    from mf_sched.cli._common import load_reporting_warnings
+    from mf_sched.visualization.report import IncompleteJournalWarning, load, render_html
 
-    try:
-        race, name = load(args.target, study_name=args.study)
+    try:  # a journal's skipped records are said on stderr as well as on the page
+        race, name = load_reporting_warnings(
+            lambda target: load(target, study_name=args.study), args.target, IncompleteJournalWarning
+        )
         page = render_html(race, name=name, interactive=not args.static)
     except ImportError as e:  # a missing optional package is a usage error here, not a crash
         raise ValueError(str(e)) from None

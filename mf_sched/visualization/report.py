@@ -9,7 +9,10 @@ What :func:`load` reads:
 
 * an Optuna storage: a database URL (`sqlite:///study.db`, `postgresql://...`), a SQLite file, or a journal
   file (:class:`optuna.storages.journal.JournalFileBackend`); `study_name` picks the study (needed when the
-  storage holds several);
+  storage holds several). A journal file is read once, line by line, as JSON (nothing in it is executed), and
+  each record is checked to be a journal operation; an incomplete last record (a worker killed while writing)
+  or a line that is not a record is skipped with an :class:`IncompleteJournalWarning` naming the file and what
+  was skipped, and the page says so too;
 * a Ray Tune experiment folder (or its scheduler state file), see :mod:`mf_sched.visualization`.
 
 Example:
@@ -33,15 +36,97 @@ import base64
 import datetime
 import html
 import io
+import json
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from mf_sched.visualization._data import FATES, RaceData, fmt
 from mf_sched.visualization._style import COLORS, LABELS
 
-__all__ = ["load", "render_html", "write_report"]
+__all__ = ["IncompleteJournalWarning", "load", "render_html", "write_report"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class IncompleteJournalWarning(UserWarning):
+    """An Optuna journal file holds an incomplete last record (a worker killed while writing it) or lines that are
+    not journal records: the report reads the complete records and names the file and what it skipped."""
+
+
+def _journal_ops() -> frozenset[int]:
+    """The `op_code`s of Optuna's journal operations."""
+    try:
+        from optuna.storages.journal._storage import JournalOperation
+    except ImportError:  # pragma: no cover - Optuna moved it: the eleven operations of Optuna 3.1 to 5
+        return frozenset(range(11))
+    return frozenset(int(o) for o in JournalOperation)
+
+
+def _journal_record(line: bytes, ops: frozenset[int]) -> dict[str, Any] | None:
+    """One journal line as its record, or None when it is not one: JSON (never evaluated) holding an object with an
+    integer `op_code` among `ops` and a string `worker_id`."""
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    if not isinstance(rec, dict) or not isinstance(rec.get("worker_id"), str):
+        return None
+    op = rec.get("op_code")
+    if isinstance(op, bool) or not isinstance(op, int) or op not in ops:
+        return None
+    return rec
+
+
+def _read_journal(path: Path) -> tuple[Any, str]:
+    """`(backend, what was skipped)`: a read-only journal backend holding the complete, valid records of the file
+    at `path` (read once), and a sentence naming the file and what it skipped (empty: nothing)."""
+    from optuna.storages.journal import BaseJournalBackend
+
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    tail = lines.pop()  # what follows the last end of line: empty unless the last record was cut
+    logs: list[dict[str, Any]] = []
+    bad: list[int] = []
+    bad_bytes = 0
+    ops = _journal_ops()
+    for i, line in enumerate(lines, 1):
+        rec = _journal_record(line.rstrip(b"\r"), ops)
+        if rec is None:
+            if line.strip():
+                bad.append(i)
+                bad_bytes += len(line) + 1
+            continue
+        logs.append(rec)
+    if not logs:
+        raise ValueError(f"{path}: not an Optuna journal file (no line is a journal record) nor a SQLite file")
+    skipped = []
+    if tail.strip():
+        skipped.append(
+            f"an incomplete last record ({len(tail)} bytes after the last complete line, line {len(lines) + 1}: a "
+            "worker was likely killed while writing it)"
+        )
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        skipped.append(
+            f"{len(bad)} line{'s' * (len(bad) != 1)} that {'are' if len(bad) != 1 else 'is'} not journal records "
+            f"(line{'s' * (len(bad) != 1)} {shown}; {bad_bytes} bytes)"
+        )
+    note = (
+        f"{path}: skipped {' and '.join(skipped)}; the report reads its {len(logs)} complete records" if skipped else ""
+    )
+
+    class _Snapshot(BaseJournalBackend):  # type: ignore[misc]
+        """The journal as read once; reading a report never writes to it."""
+
+        def read_logs(self, log_number_from: int) -> Iterator[dict[str, Any]]:
+            return iter(logs[log_number_from:])
+
+        def append_logs(self, logs: list[dict[str, Any]]) -> None:
+            raise PermissionError(f"{path}: the report reads the journal and never writes to it")
+
+    return _Snapshot(), note
 
 
 def _optuna() -> Any:
@@ -52,25 +137,30 @@ def _optuna() -> Any:
     return optuna
 
 
-def _storage(target: str) -> Any:
-    """An Optuna storage for `target` (a database URL, a SQLite file or a journal file); never creates one."""
+def _storage(target: str) -> tuple[Any, str]:
+    """`(storage, note)`: an Optuna storage for `target` (a database URL, a SQLite file or a journal file; never
+    creates one) and what reading it skipped, in words (empty: nothing)."""
     optuna = _optuna()
     if "://" in target:
         if target.startswith("sqlite:///"):
             path = target[len("sqlite:///") :]
             if path not in ("", ":memory:") and not Path(path).is_file():
                 raise FileNotFoundError(f"{target}: no SQLite file at {path!r}")
-        return optuna.storages.RDBStorage(target)
+        return optuna.storages.RDBStorage(target), ""
     p = Path(target)
     if not p.is_file():
         raise FileNotFoundError(f"{target!r} is neither a Ray Tune experiment folder, a file, nor a database URL")
     with p.open("rb") as f:
         head = f.read(len(_SQLITE_MAGIC))
     if head == _SQLITE_MAGIC:
-        return optuna.storages.RDBStorage(f"sqlite:///{p.resolve()}")
-    from optuna.storages.journal import JournalFileBackend, JournalStorage
+        return optuna.storages.RDBStorage(f"sqlite:///{p.resolve()}"), ""
+    from optuna.storages.journal import JournalStorage
 
-    return JournalStorage(JournalFileBackend(str(p)))
+    backend, note = _read_journal(p)
+    try:
+        return JournalStorage(backend), note
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:  # a record well formed but not whole
+        raise ValueError(f"{target}: a journal record could not be replayed ({type(e).__name__}: {e})") from None
 
 
 def load(target: str | Path, *, study_name: str | None = None) -> tuple[RaceData, str]:
@@ -85,7 +175,11 @@ def load(target: str | Path, *, study_name: str | None = None) -> tuple[RaceData
     Raises:
         FileNotFoundError: nothing at `target`.
         ValueError: the storage has no study named `study_name`, or several and none was named, or the
-            study has nothing raced yet.
+            study has nothing raced yet, or a file is neither SQLite nor an Optuna journal.
+
+    Warns:
+        IncompleteJournalWarning: a journal file's last record is incomplete or some of its lines are not records
+            (skipped; the race's :attr:`~mf_sched.visualization.RaceData.warnings` say so too).
     """
     from mf_sched.visualization import race_data
     from mf_sched.visualization._tune import STATE_FILE
@@ -97,7 +191,9 @@ def load(target: str | Path, *, study_name: str | None = None) -> tuple[RaceData
         race = race_data(p)
         return race, (p if p.is_dir() else p.parent).resolve().name
     optuna = _optuna()
-    storage = _storage(str(target))
+    storage, note = _storage(str(target))
+    if note:
+        warnings.warn(note, IncompleteJournalWarning, stacklevel=2)
     names = [s.study_name for s in storage.get_all_studies()]
     if not names:
         raise ValueError(f"{target}: the storage holds no study")
@@ -108,7 +204,10 @@ def load(target: str | Path, *, study_name: str | None = None) -> tuple[RaceData
     elif study_name not in names:
         raise ValueError(f"{target} has no study {study_name!r}; its studies: {', '.join(names)}")
     study = optuna.load_study(study_name=study_name, storage=storage)
-    return race_data(study), study_name
+    race = race_data(study)
+    if note:
+        race.warnings.append(note)
+    return race, study_name
 
 
 def _figure_html(race: RaceData, interactive: bool) -> tuple[str, str]:
@@ -145,7 +244,7 @@ padding:8px 12px}
 table{border-collapse:collapse;font-size:.86em;margin-top:6px}td,th{border:1px solid #d0d7de;padding:3px 7px;
 text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .fate{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.35em;vertical-align:-1px}
-img#race-plot{max-width:100%}
+img#race-plot{max-width:100%}.warning{background:#fff8c5;border-left:4px solid #9a6700;padding:8px 12px}
 """
 
 
@@ -218,6 +317,8 @@ def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> 
             )
         )
     inc_rows = [_row([fmt(s.time, 5), e(s.name), fmt(s.value), fmt(s.bound)], num={0, 2, 3}) for s in race.incumbent]
+    warned = "".join(f'<p class="warning" id="warnings">warning: {e(w)}</p>' for w in race.warnings[:1])
+    warned += "".join(f'<p class="warning">warning: {e(w)}</p>' for w in race.warnings[1:])
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
     title = f"Race report: {name}" if name else "Race report"
     try:
@@ -230,7 +331,7 @@ def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> 
 <body>
 <h1>{e(title)}</h1>
 <p class="muted">{e(race.source)} · {len(race.runs)} runs · written {e(when)} by mf-sched {e(__version__)}</p>
-<p class="summary" id="summary">{e(race.summary())}</p>
+{warned}<p class="summary" id="summary">{e(race.summary())}</p>
 <h2>Certificate</h2>
 <table id="certificate">{"".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in cert_rows)}</table>
 <h2>The race</h2>

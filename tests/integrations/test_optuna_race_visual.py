@@ -18,7 +18,7 @@ from optuna.trial import TrialState  # noqa: E402
 from mf_sched import FidelityLadder  # noqa: E402
 from mf_sched.cli import main  # noqa: E402
 from mf_sched.visualization import plot_race, race_data  # noqa: E402
-from mf_sched.visualization.report import write_report  # noqa: E402
+from mf_sched.visualization.report import load, write_report  # noqa: E402
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 QUALITY = {"a": 0.55, "b": 0.62, "c": 0.90, "d": 0.70, "e": 0.40, "f": 0.80}
@@ -332,3 +332,43 @@ def test_a_stopped_mfsampler_race_says_its_paused_configurations_may_run_again_a
     assert "in progress" not in race.summary() + race.title()
     assert "race not over" in race.certificate["statement"] and "paused" in race.certificate["statement"]
     assert race.certificate["counts"]["paused"] == fates["paused"] and race.certificate["counts"]["running"] == 0
+
+
+def test_a_journal_cut_mid_line_is_reported_with_a_warning_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: a worker killed while writing leaves the journal's last line cut. Optuna skips it silently; the
+    report reads the complete records, warns (IncompleteJournalWarning, on stderr for the command) and says on the
+    page which file and how much it skipped."""
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    from mf_sched.visualization.report import IncompleteJournalWarning
+
+    path = tmp_path / "journal.log"
+    storage = JournalStorage(JournalFileBackend(str(path)))
+    study = optuna.create_study(
+        direction="maximize", sampler=MFSampler(search_space=SPACE), pruner=MFPruner(), storage=storage, study_name="j"
+    )
+    study.optimize(ordinary, n_trials=12)
+    whole = path.read_bytes()
+    last = whole[:-1].rsplit(b"\n", 1)[1]
+    path.write_bytes(whole[: -1 - len(last) // 2])  # the last record cut mid-line: no end of line
+    cut = len(last) - len(last) // 2
+    out = tmp_path / "report.html"
+    with pytest.warns(IncompleteJournalWarning, match=rf"{path}.*incomplete last record \({cut} bytes"):
+        page = write_report(str(path), out).read_text()
+    assert "Race report: j" in page and 'id="warnings"' in page
+    note = page.split('id="warnings"', 1)[1].split("</", 1)[0]
+    assert str(path) in note and f"{cut} bytes" in note
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    assert f"warning: {path}" in capsys.readouterr().err
+    # a line that is not a journal record in the middle (Optuna refuses the whole file): skipped, never run
+    lines = whole.split(b"\n")
+    hostile = b'{"op_code": "__import__(\'os\').system(\'touch pwned\')", "worker_id": "x"}'
+    path.write_bytes(b"\n".join([*lines[:5], hostile, b"not json", *lines[5:]]))
+    with pytest.warns(IncompleteJournalWarning, match=r"2 lines that are not journal records \(lines 6, 7"):
+        race, name = load(str(path))
+    assert name == "j" and race.warnings and not (tmp_path / "pwned").exists()
+    path.write_bytes(b"a,b\n1,2\n")  # not a journal at all
+    with pytest.raises(ValueError, match="not an Optuna journal"):
+        load(str(path))
