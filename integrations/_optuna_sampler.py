@@ -550,6 +550,11 @@ class MFSampler(StudyAdapter, BaseSampler):
         self, study: optuna.Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
     ) -> Any:
         self._raise_error_if_multi_objective(study)
+        if self.race and trial.system_attrs.get(SURPLUS):
+            # a surplus trial (nothing to hand out while other workers run, or the race is over) is pruned at its
+            # first suggest, before it trains anything: pruned at its first report, every surplus trial used to
+            # train an epoch (with 4 threads, 2–5 of the README study's epochs), thrown away
+            raise optuna.TrialPruned("MFSampler: a surplus trial (nothing to hand out now)")
         return self._arms.sample_independent(study, trial, param_name, param_distribution)
 
     def after_trial(

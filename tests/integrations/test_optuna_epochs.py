@@ -60,3 +60,20 @@ def test_an_ordinary_objective_never_trains_more_than_every_candidate_once(direc
         rec = sampler.recommendation(study)
         assert rec.params == {"x": K - 1} and rec.done and rec.certified, (seed, rec.details["certificate"])
         assert epochs_trained(study) == sampler.resources_spent(study) <= K * R, seed
+
+
+def test_surplus_trials_of_parallel_workers_train_nothing() -> None:
+    """`study.optimize(n_jobs=4)` in memory: a worker that finds every open configuration held by the others gets a
+    surplus trial. Before: it was pruned at its first report, so it trained an epoch that nothing used (2–5 per
+    study of the README's objective); now it is pruned at its first suggest."""
+    for _ in range(3):
+        sampler = MFSampler()
+        study = optuna.create_study(direction="maximize", sampler=sampler, pruner=MFPruner())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study.optimize(ordinary("maximize", list(range(K)), 0.08), n_trials=100, n_jobs=4)
+        rec = sampler.recommendation(study)
+        assert rec.params == {"x": K - 1} and rec.done
+        surplus = [t for t in study.trials if t.system_attrs.get("mf:surplus")]
+        assert all(not t.intermediate_values and not t.params for t in surplus), [t.number for t in surplus]
+        assert epochs_trained(study) == sampler.resources_spent(study)
