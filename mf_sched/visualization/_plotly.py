@@ -6,6 +6,8 @@ import html
 import math
 from typing import Any
 
+import numpy as np
+
 from mf_sched.visualization._data import FATES, RaceData, fmt
 from mf_sched.visualization._style import (
     COLORS,
@@ -19,6 +21,17 @@ from mf_sched.visualization._style import (
 )
 
 __all__ = ["race_figure"]
+
+#: above this many runs the curves of one fate are one trace (plotly builds and serialises a trace per run slowly:
+#: 5,000 traces took 15 s and 6 MB), hovering names the run but not its configuration (the table has it)
+MANY_RUNS = 150
+#: at most this many curve points are drawn in all: longer curves are thinned (every rung's point is kept)
+MAX_POINTS = 60_000
+#: at most this many bounds (triangles) and stops (crosses, each with its reason) are drawn, whole runs in the
+#: legend's order of fates (the legend says how many were left out): with the curves' cap, the figure stays under
+#: about 4 MB however many runs (plotly.js adds 4.8 MB to the report)
+MAX_MARKS = 20_000
+MAX_STOPS = 5_000
 
 
 def _import_plotly() -> Any:
@@ -46,44 +59,18 @@ def race_figure(race: RaceData) -> Any:
         row_heights=[0.68, 0.32],
         vertical_spacing=0.12,
     )
-    shown: set[str] = set()
-    # the curves, best last (on top)
-    for fate in FATES[::-1]:
-        for r in (r for r in race.runs if r.fate == fate):
-            if r.curve_x.size == 0:
-                continue
-            first = fate not in shown
-            shown.add(fate)
-            fig.add_trace(
-                go.Scatter(
-                    x=r.curve_x,
-                    y=r.curve_y,
-                    mode="lines+markers" if r.curve_x.size == 1 else "lines",
-                    line={
-                        "color": COLORS[fate],
-                        "width": 3.5 if fate == "best" else 1.6,
-                        "dash": "dash" if fate == "lost" else "solid",
-                    },
-                    opacity=0.6 if fate == "stopped" else 0.95,
-                    name=LABELS[fate],
-                    legendgroup=fate,
-                    showlegend=first,
-                    hovertemplate=(
-                        f"<b>{html.escape(r.name)}</b> ({LABELS[fate]})<br>{race.metric} %{{y:.4g}} at %{{x}}<br>"
-                        f"{_params_text(r.params)}<extra></extra>"
-                    ),
-                ),
-                row=1,
-                col=1,
-            )
+    many = len(race.runs) > MANY_RUNS
+    if many:
+        _merged_curves(go, fig, race)
+    else:
+        _curves(go, fig, race)
     # each rung's value and the bound on the final value held after it
-    bp = bound_points(race)
-    if bp["x"]:
-        seg_x: list[Any] = []
-        seg_y: list[Any] = []
-        for x, v, b in zip(bp["x"], bp["value"], bp["bound"]):
-            seg_x += [x, x, None]
-            seg_y += [v, b, None]
+    bp = bound_points(race, MAX_MARKS if many else None)
+    if bp["x"] and not many:
+        n = len(bp["x"])  # the dotted segments value -> bound, NaN between them (plotly leaves a gap)
+        seg_x, seg_y = np.full(3 * n, np.nan), np.full(3 * n, np.nan)
+        seg_x[0::3] = seg_x[1::3] = bp["x"]
+        seg_y[0::3], seg_y[1::3] = bp["value"], bp["bound"]
         fig.add_trace(
             go.Scatter(
                 x=seg_x, y=seg_y, mode="lines", line={"color": "#8c959f", "width": 1, "dash": "dot"},
@@ -91,10 +78,27 @@ def race_figure(race: RaceData) -> Any:
             ),
             row=1, col=1,
         )  # fmt: skip
+    if bp["x"]:
+        dtype = np.float32 if many else float  # many runs: 4 significant digits are shown, half the bytes
+        value, bound = np.asarray(bp["value"], dtype=dtype), np.asarray(bp["bound"], dtype=dtype)
         fig.add_trace(
             go.Scatter(
-                x=bp["x"],
-                y=bp["bound"],
+                x=np.asarray(bp["x"], dtype=dtype),
+                y=bound,
+                # many runs: the segment value -> bound as an error bar of the triangle (one number a point)
+                error_y=(
+                    {
+                        "type": "data",
+                        "symmetric": False,
+                        "array": np.maximum(value - bound, 0).astype(dtype),
+                        "arrayminus": np.maximum(bound - value, 0).astype(dtype),
+                        "width": 0,
+                        "thickness": 0.8,
+                        "color": "#8c959f",
+                    }
+                    if many
+                    else None
+                ),  # fmt: skip
                 mode="markers",
                 marker={
                     "symbol": "triangle-up" if race.direction == "maximize" else "triangle-down",
@@ -102,15 +106,21 @@ def race_figure(race: RaceData) -> Any:
                     "color": bp["color"],
                     "line": {"color": "white", "width": 0.5},
                 },
-                name="bound on the final value, after each rung",
+                name="bound on the final value, after each rung" + _left_out(bp["left_out"], "bounds"),
                 legendgroup="bounds",
-                text=bp["text"],
-                hovertemplate="%{text}<extra></extra>",
+                # many runs: the run's name per point and its value as data (a sentence per point weighed 0.5 MB)
+                text=[html.escape(n) for n in bp["name"]] if many else bp["text"],
+                customdata=value if many else None,
+                hovertemplate=(
+                    "%{text} at %{x}: value %{customdata:.4g}, bound on its final value %{y:.4g}<extra></extra>"
+                    if many
+                    else "%{text}<extra></extra>"
+                ),
             ),
             row=1,
             col=1,
         )
-    sp = stop_points(race)
+    sp = stop_points(race, MAX_STOPS if many else None)
     if sp["x"]:
         fig.add_trace(
             go.Scatter(
@@ -118,7 +128,7 @@ def race_figure(race: RaceData) -> Any:
                 y=sp["y"],
                 mode="markers",
                 marker={"symbol": "x", "size": 11, "color": sp["color"], "line": {"color": "black", "width": 1}},
-                name="stopped here",
+                name="stopped here" + _left_out(sp["left_out"], "stops"),
                 legendgroup="stops",
                 text=sp["text"],
                 hovertemplate="%{text}<extra></extra>",
@@ -179,7 +189,7 @@ def race_figure(race: RaceData) -> Any:
                 marker={"symbol": "x", "size": 9, "color": [sp["color"][i] for i in ok]},
                 name="a stop, at the bound that lost",
                 legendgroup="stops",
-                text=[sp["text"][i] for i in ok],
+                text=[html.escape(sp["name"][i]) if many else sp["text"][i] for i in ok],  # the reason: top panel
                 hovertemplate="%{text}<extra></extra>",
             ),
             row=2,
@@ -207,3 +217,86 @@ def race_figure(race: RaceData) -> Any:
         hovermode="closest",
     )
     return fig
+
+
+def _line(fate: str) -> dict[str, Any]:
+    return {
+        "color": COLORS[fate],
+        "width": 3.5 if fate == "best" else 1.6,
+        "dash": "dash" if fate == "lost" else "dot" if fate == "paused" else "solid",
+    }
+
+
+def _curves(go: Any, fig: Any, race: RaceData) -> None:
+    """One trace per run (hover: its name, fate and configuration), best last (on top)."""
+    shown: set[str] = set()
+    for fate in FATES[::-1]:
+        for r in (r for r in race.runs if r.fate == fate):
+            if r.curve_x.size == 0:
+                continue
+            first = fate not in shown
+            shown.add(fate)
+            fig.add_trace(
+                go.Scatter(
+                    x=r.curve_x,
+                    y=r.curve_y,
+                    mode="lines+markers" if r.curve_x.size == 1 else "lines",
+                    line=_line(fate),
+                    opacity=0.6 if fate == "stopped" else 0.95,
+                    name=LABELS[fate],
+                    legendgroup=fate,
+                    showlegend=first,
+                    hovertemplate=(
+                        f"<b>{html.escape(r.name)}</b> ({LABELS[fate]})<br>{race.metric} %{{y:.4g}} at %{{x}}<br>"
+                        f"{_params_text(r.params)}<extra></extra>"
+                    ),
+                ),
+                row=1,
+                col=1,
+            )
+
+
+def _merged_curves(go: Any, fig: Any, race: RaceData) -> None:
+    """One trace per fate, its runs' curves apart by gaps (NaN), best last (on top); a curve of one point is a
+    marker; curves are thinned to :data:`MAX_POINTS` points in all (every rung's point kept)."""
+    total = sum(r.curve_x.size for r in race.runs)
+    stride = max(1, math.ceil(total / MAX_POINTS))
+    rungs = np.asarray(race.resources, dtype=float)
+    for fate in FATES[::-1]:
+        runs = [r for r in race.runs if r.fate == fate and r.curve_x.size]
+        if not runs:
+            continue
+        xs: list[np.ndarray] = []
+        ys: list[np.ndarray] = []
+        names: list[str] = []
+        for r in runs:
+            x, y = r.curve_x, r.curve_y
+            if stride > 1 and x.size > 2:
+                keep = np.zeros(x.size, dtype=bool)
+                keep[::stride] = True
+                keep[-1] = True
+                keep |= np.isin(x, rungs)
+                x, y = x[keep], y[keep]
+            xs += [x.astype(np.float32), np.array([np.nan], dtype=np.float32)]
+            ys += [y.astype(np.float32), np.array([np.nan], dtype=np.float32)]
+            names += [html.escape(r.name)] * (x.size + 1)
+        fig.add_trace(
+            go.Scatter(
+                x=np.concatenate(xs),
+                y=np.concatenate(ys),
+                mode="lines+markers",
+                marker={"size": 4, "color": COLORS[fate]},
+                line=_line(fate),
+                opacity=0.6 if fate == "stopped" else 0.95,
+                name=f"{LABELS[fate]} ({len(runs)})",
+                legendgroup=fate,
+                text=names,
+                hovertemplate=f"<b>%{{text}}</b> ({LABELS[fate]})<br>{race.metric} %{{y:.4g}} at %{{x}}<extra></extra>",
+            ),
+            row=1,
+            col=1,
+        )
+
+
+def _left_out(n: int, what: str) -> str:
+    return f" ({n:,} {what} of the last runs by fate not drawn)" if n else ""

@@ -53,11 +53,26 @@ def subtitle(race: RaceData, max_names: int = 6) -> str:
     return line
 
 
-def bound_points(race: RaceData) -> dict[str, Any]:
-    """Every (run, rung below the top) with a bound: x, value, bound, colour, hover text."""
-    xs, ys, bs, cols, text = [], [], [], [], []
+def _by_fate(race: RaceData, limit: int | None) -> list[Any]:
+    """The runs in the order the plot keeps them: all of them without `limit`, else the fates in the legend's order
+    (the recommended and finished runs first; the lost, paused and running ones are the first left out)."""
+    if limit is None:
+        return list(race.runs)
+    order = {f: i for i, f in enumerate(FATES)}
+    return sorted(race.runs, key=lambda r: order.get(r.fate, len(order)))
+
+
+def bound_points(race: RaceData, limit: int | None = None) -> dict[str, Any]:
+    """Every (run, rung below the top) with a bound: x, value, bound, colour, hover text, run name; with `limit`,
+    at most that many points, whole runs in the order of :data:`FATES` (`left_out`: the points not kept)."""
+    xs, ys, bs, cols, text, names = [], [], [], [], [], []
     top = len(race.resources) - 1
-    for r in race.runs:
+    left_out = 0
+    for r in _by_fate(race, limit):
+        n = int((~np.isnan(r.rung_values[:top]) & np.isfinite(r.bounds[:top])).sum())
+        if limit is not None and len(xs) + n > limit:
+            left_out += n
+            continue
         for m in range(top):
             v, b = r.rung_values[m], r.bounds[m]
             if math.isnan(v) or not math.isfinite(b):
@@ -67,14 +82,20 @@ def bound_points(race: RaceData) -> dict[str, Any]:
             bs.append(float(b))
             cols.append(COLORS[r.fate])
             text.append(f"{r.name} at rung {m}: value {fmt(v)}, bound on its final value {fmt(b)}")
-    return {"x": xs, "value": ys, "bound": bs, "color": cols, "text": text}
+            names.append(r.name)
+    return {"x": xs, "value": ys, "bound": bs, "color": cols, "text": text, "name": names, "left_out": left_out}
 
 
-def stop_points(race: RaceData) -> dict[str, Any]:
-    """Every stopped (or halted) run: where (resource, value), when (time, bound) and why."""
-    out: dict[str, list[Any]] = {"x": [], "y": [], "time": [], "bound": [], "text": [], "color": []}
-    for r in race.runs:
+def stop_points(race: RaceData, limit: int | None = None) -> dict[str, Any]:
+    """Every stopped (or halted) run: where (resource, value), when (time, bound), why and its name; with `limit`, at
+    most that many (the stopped runs first, then the halted ones; `left_out`: the stops not kept)."""
+    out: dict[str, Any] = {"x": [], "y": [], "time": [], "bound": [], "text": [], "color": [], "name": []}
+    out["left_out"] = 0
+    for r in _by_fate(race, limit):
         if r.fate not in ("stopped", "halted") or r.stop_rung is None or r.stop_rung < 0:
+            continue
+        if limit is not None and len(out["x"]) >= limit:
+            out["left_out"] += 1
             continue
         m = r.stop_rung
         out["x"].append(race.resources[m])
@@ -84,6 +105,7 @@ def stop_points(race: RaceData) -> dict[str, Any]:
         out["bound"].append(float(b) if b is not None else float(r.rung_values[m]))
         out["text"].append(f"{r.name}: {r.reason}")
         out["color"].append(COLORS[r.fate])
+        out["name"].append(r.name)
     return out
 
 

@@ -70,28 +70,31 @@ def race_axes(race: RaceData, ax_curves: Any, ax_time: Any) -> None:
         ax_curves: the axes for every run's curve, the bounds after each rung, the stops and the incumbent.
         ax_time: the axes for the incumbent over time and each stop when it happened.
     """
+    import numpy as np
+    from matplotlib.collections import LineCollection
     from matplotlib.lines import Line2D
 
     handles: dict[str, Any] = {}
-    for fate in FATES[::-1]:
-        for r in (r for r in race.runs if r.fate == fate):
-            if r.curve_x.size == 0:
-                continue
-            (ln,) = ax_curves.plot(
-                r.curve_x,
-                r.curve_y,
-                color=COLORS[fate],
-                lw=2.8 if fate == "best" else 1.3,
-                ls="--" if fate == "lost" else "-",
-                alpha=0.55 if fate == "stopped" else 0.95,
-                marker="o" if r.curve_x.size == 1 else None,
-                zorder=3 if fate == "best" else 2,
-            )
-            handles.setdefault(LABELS[fate], ln)
+    for fate in FATES[::-1]:  # one collection of lines per fate (a Line2D per run took 15 s for 2,000 runs)
+        runs = [r for r in race.runs if r.fate == fate and r.curve_x.size]
+        if not runs:
+            continue
+        style = dict(
+            color=COLORS[fate], linewidths=2.8 if fate == "best" else 1.3, linestyles="--" if fate == "lost" else
+            ":" if fate == "paused" else "-", alpha=0.55 if fate == "stopped" else 0.95, zorder=3 if fate == "best"
+            else 2,
+        )  # fmt: skip
+        ax_curves.add_collection(LineCollection([np.column_stack((r.curve_x, r.curve_y)) for r in runs], **style))
+        single = [r for r in runs if r.curve_x.size == 1]
+        if single:
+            ax_curves.plot([r.curve_x[0] for r in single], [r.curve_y[0] for r in single], ls="", marker="o", ms=3,
+                           color=COLORS[fate], alpha=style["alpha"], zorder=style["zorder"])  # fmt: skip
+        handles[LABELS[fate]] = Line2D([], [], color=COLORS[fate], lw=style["linewidths"], ls=style["linestyles"])
+    ax_curves.autoscale_view()
     bp = bound_points(race)
     if bp["x"]:
-        for x, v, b in zip(bp["x"], bp["value"], bp["bound"]):
-            ax_curves.plot([x, x], [v, b], color="#8c959f", lw=0.8, ls=":", zorder=1)
+        segs = [((x, v), (x, b)) for x, v, b in zip(bp["x"], bp["value"], bp["bound"])]
+        ax_curves.add_collection(LineCollection(segs, colors="#8c959f", linewidths=0.8, linestyles=":", zorder=1))
         marker = "^" if race.direction == "maximize" else "v"
         ax_curves.scatter(bp["x"], bp["bound"], marker=marker, s=30, c=bp["color"], edgecolors="white", zorder=4)
         handles["bound on the final value, after each rung"] = Line2D(

@@ -48,6 +48,8 @@ from mf_sched.visualization._style import COLORS, LABELS
 __all__ = ["IncompleteJournalWarning", "load", "render_html", "write_report"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: the runs table lists at most this many runs (the best first, by fate), then counts the rest by fate
+MAX_ROWS = 1000
 
 
 class IncompleteJournalWarning(UserWarning):
@@ -297,7 +299,7 @@ def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> 
     order = {f: i for i, f in enumerate(FATES)}
     runs = sorted(race.runs, key=lambda r: (order.get(r.fate, 99), -race.sign * (r.last_value or 0.0)))
     run_rows = []
-    for r in runs:
+    for r in runs[:MAX_ROWS]:
         params = "; ".join(f"{k}={v}" for k, v in list(r.params.items())[:12])
         stop = "-" if r.stop_rung is None else str(r.stop_rung)
         run_rows.append(
@@ -315,6 +317,15 @@ def render_html(race: RaceData, *, name: str = "", interactive: bool = True) -> 
                 ],
                 num={4, 5, 6, 7},
             )
+        )
+    if len(runs) > MAX_ROWS:  # the page stays a few MB however many runs: the rest are counted, not listed
+        rest: dict[str, int] = {}
+        for r in runs[MAX_ROWS:]:
+            rest[LABELS[r.fate]] = rest.get(LABELS[r.fate], 0) + 1
+        left = ", ".join(f"{n:,} {label}" for label, n in rest.items())
+        run_rows.append(
+            f'<tr id="runs-left-out"><td colspan="9">… and {len(runs) - MAX_ROWS:,} more runs, not listed ({e(left)}); '
+            "every run is in <code>mf_sched.visualization.race_data(...).to_dict()</code></td></tr>"
         )
     inc_rows = [_row([fmt(s.time, 5), e(s.name), fmt(s.value), fmt(s.bound)], num={0, 2, 3}) for s in race.incumbent]
     warned = "".join(f'<p class="warning" id="warnings">warning: {e(w)}</p>' for w in race.warnings[:1])

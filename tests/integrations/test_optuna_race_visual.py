@@ -372,3 +372,72 @@ def test_a_journal_cut_mid_line_is_reported_with_a_warning_naming_the_file(
     path.write_bytes(b"a,b\n1,2\n")  # not a journal at all
     with pytest.raises(ValueError, match="not an Optuna journal"):
         load(str(path))
+
+
+def tpe_like_study(n: int) -> optuna.Study:
+    """A finished TPE + MFPruner study of `n` trials over a continuous space, built in a second by adding the trials
+    (most pruned by ASHA's cut at 1, 3 or 9 epochs, about 5% trained to 27): the report reads it as it reads one
+    that `study.optimize` ran (the race configuration stored with it, the trials' values and race attributes)."""
+    import datetime
+    import random
+
+    from optuna.distributions import FloatDistribution
+    from optuna.trial import create_trial
+
+    small = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0), pruner=MFPruner())
+    small.optimize(continuous, n_trials=12)
+    study = optuna.create_study(direction="maximize")
+    study.set_user_attr("race:config", small.user_attrs["race:config"])
+    rng = random.Random(0)
+    dist = {"x": FloatDistribution(0, 1), "y": FloatDistribution(0, 1)}
+    t0 = datetime.datetime(2026, 1, 1)
+    trials = []
+    for i in range(n):
+        x, y, u = rng.random(), rng.random(), rng.random()
+        top = 27 if u < 0.055 else 9 if u < 0.12 else 3 if u < 0.3 else 1
+        iv = {e: (0.3 + 0.6 * x * (1 - abs(y - 0.5))) * (1 - 0.3 * math.exp(-e / 4)) for e in range(1, top + 1)}
+        kw = {"params": {"x": x, "y": y}, "distributions": dist, "intermediate_values": iv}
+        if top == 27:
+            t = create_trial(state=TrialState.COMPLETE, value=iv[27], **kw)
+        else:
+            rung = {1: 0, 3: 1, 9: 2}[top]
+            t = create_trial(
+                state=TrialState.PRUNED, system_attrs={"mf:paused": True, "mf:pruned_rung": rung},
+                user_attrs={"race:rule": "race", "race:rung": rung, "race:step": top, "race:value": iv[top],
+                            "race:cut": iv[top] + 0.01, "race:reason": f"paused at rung {rung}: it may run again"},
+                **kw,
+            )  # fmt: skip
+        t.datetime_start = t0 + datetime.timedelta(seconds=i)
+        t.datetime_complete = t.datetime_start + datetime.timedelta(seconds=0.5)
+        trials.append(t)
+    study.add_trials(trials)
+    return study
+
+
+def test_the_report_of_a_large_study_is_fast_and_its_page_bounded(tmp_path: Path) -> None:
+    """Issue 35: with 2,000 trials the figure took 6 s (a plotly trace per run), the page 7.5 MB (2.6 MB besides
+    plotly.js, which the page inlines) and the PNG report 15 s (a matplotlib line per run and per bound). Now a
+    trace per fate, the runs table capped, the PNG's lines drawn as collections."""
+    import time
+
+    from mf_sched.visualization.report import MAX_ROWS
+
+    study = tpe_like_study(2000)
+    start = time.perf_counter()
+    fig = plot_race(study)
+    took_plot = time.perf_counter() - start
+    assert len(fig.data) < 20  # was one trace per run
+    start = time.perf_counter()
+    page = write_report(study, tmp_path / "big.html").read_text()
+    took_report = time.perf_counter() - start
+    start = time.perf_counter()
+    png = write_report(study, tmp_path / "big-png.html", interactive=False).read_text()
+    took_png = time.perf_counter() - start
+    assert took_plot < 10 and took_report < 10 and took_png < 10, (took_plot, took_report, took_png)
+    script = page.index("<script>/**")  # plotly.js, inlined: 4.8 MB whatever the study
+    besides_plotly = len(page) - (page.index("</script>", script) - script)
+    assert besides_plotly < 1_500_000, besides_plotly
+    assert len(png) < 2_000_000
+    table = page.split('id="runs"', 1)[1].split("</table>", 1)[0]
+    assert table.count("<tr>") == MAX_ROWS + 1 and f"and {2000 - MAX_ROWS:,} more runs, not listed" in table
+    assert "race in progress" not in page and "running 0" in page  # issue 33 at scale
