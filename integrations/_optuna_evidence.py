@@ -203,8 +203,9 @@ def note_pause(
     study: optuna.Study, trial: FrozenTrial, engine: RungEliminator, key: Hashable, *, steps: Sequence[float],
     eta: float,
 ) -> None:  # fmt: skip
-    """Record on `trial` why the anytime schedule paused it (pruned, not stopped: its configuration may run
-    again): its value at the rung against ASHA's cut there (the `max(1, ⌊n/η⌋)`-th best value recorded).
+    """Record on `trial` why the anytime schedule paused it (pruned, not stopped: with MFSampler its configuration may
+    run again; with any other sampler the trial never runs again, so it is uncovered): its value at the rung against
+    ASHA's cut there (the `max(1, ⌊n/η⌋)`-th best value recorded).
 
     Args:
         study: the study.
@@ -214,10 +215,14 @@ def note_pause(
         steps: the rungs' steps as the objective reports them.
         eta: ASHA's reduction factor η.
     """
+    from ._optuna_sampler import MFSampler  # here: the sampler imports this module
+
     rung = engine.reached(key)
     v = engine.value(key, rung)
     if v is None:
         return
+    s = study.sampler  # only MFSampler's race gives a paused configuration a later trial (as MFPruner.prune decides)
+    again = isinstance(s, MFSampler) and not s.dynamic_space and not s.continuous
     vals = sorted((x for k in engine.keys if (x := engine.value(k, rung)) is not None), reverse=True)
     keep = max(1, int(len(vals) // eta))
     sign = sign_of(study)
@@ -234,6 +239,10 @@ def note_pause(
             f"paused at rung {rung} (step {steps[rung]:g}): {sign * v:.4g} is not among the best {keep} of the "
             f"{len(vals)} values there (ASHA's cut {sign * vals[keep - 1]:.4g}) while configurations wait to start; "
             "not stopped — it may run again"
+            if again
+            else f"pruned at rung {rung} (step {steps[rung]:g}) by ASHA's cut: {sign * v:.4g} is not among the best "
+            f"{keep} of the {len(vals)} values there (cut {sign * vals[keep - 1]:.4g}); not stopped by the rule, and a "
+            "pruned trial never runs again (its sampler proposes new configurations): uncovered by the certificate"
         ),
     }
     for k, x in attrs.items():
