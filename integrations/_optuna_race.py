@@ -443,8 +443,11 @@ def race_view(
     foreign = np.arange(n) >= (n_arms or 0) if arm_of is not None else np.zeros(n, dtype=bool)  # appended after
     below = (reached < M - 1) & ~busy
     lost = (below & (failed >= max_failures)) | (below & (ended > 0) & (foreign | (not view.resumable)))
+    if arm_of is None:  # one run per trial (MFPruner with TPE, random ...): a paused trial never runs again
+        lost |= below & (view.paused_count > 0)
     # a configuration that keeps failing is dropped; a run that ended below the top without the rule stopping it
-    # was abandoned (by another pruner, or an ordinary objective that ended): both are reported as uncovered
+    # was abandoned (by another pruner, an ordinary objective that ended, ASHA's cut on a trial that no later trial
+    # continues): all are reported as uncovered
     eng.mark_lost_many([keys[i] for i in np.flatnonzero(lost).tolist()])
     view.engine = eng
     return view

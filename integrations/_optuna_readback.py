@@ -156,8 +156,9 @@ def study_race_data(study: optuna.Study) -> RaceData:
         # one run per trial: a trial that ended below the top rung without the rule stopping it — pruned by ASHA's
         # cut (the pruner's anytime schedule), failed — never runs again (Optuna resumes no pruned trial, and a
         # sampler such as TPE proposes a new configuration instead): not paused but uncovered
-        abandoned = [k for k in engine.keys if engine.status(k) == "running" and of_key.get(k) and k not in running]
-        engine.mark_lost_many(abandoned)
+        top = engine.M - 1
+        abandoned = [k for k in engine.keys if of_key.get(k) and k not in running and engine.reached(k) < top]
+        engine.mark_lost_many(abandoned)  # (the pruner's race marks them so too; a run stopped keeps its status)
     names, params, curves, times, evidence, numbers = {}, {}, {}, {}, {}, {}
     cands = adapter.candidates if by_arm else None
     for k in engine.keys:

@@ -313,6 +313,10 @@ def test_a_finished_tpe_study_is_not_reported_in_progress_nor_its_pruned_trials_
             assert r.fate == "lost" and f"trial {t.number}" in c["uncovered"]
             assert "may run again" not in r.reason and "ASHA's cut" in r.reason and "never runs again" in r.reason
         assert "abandoned below the top rung without being stopped" in c["statement"]
+    # what the pruner stored on the study at its last decision (optuna-dashboard's study page): the trial deciding then
+    # was running, the pruned ones are not (it counted every one of them running)
+    counts = study.user_attrs["race:certificate"]["counts"]
+    assert counts["running"] <= 1 and counts["lost"] >= len(paused) - 1
     for t in paused:  # what optuna-dashboard shows on the trial: the same words
         assert "ASHA's cut" in t.user_attrs["race:reason"] and "never runs again" in t.user_attrs["race:reason"]
         assert "may run again" not in t.user_attrs["race:reason"]
