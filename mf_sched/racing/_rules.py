@@ -46,6 +46,26 @@ def coerce_bias(race_bias: Any, M: int) -> tuple[CurveBound | None, RaceBias | N
     return None, RaceBias.coerce(race_bias, M)
 
 
+def promotion_quota(n: int, eta: float, *, keep_one: bool = True) -> int:
+    """How many of the `n` values recorded at a rung ASHA lets go on (Li et al. 2020, *A System for Massively
+    Parallel Hyperparameter Tuning*, MLSys, Algorithm 2): `⌊n/η⌋`, or `max(1, ⌊n/η⌋)` with `keep_one` (the best
+    always goes on, as in Optuna's `SuccessiveHalvingPruner` and Ray's `ASHAScheduler`, which cannot pause a run and
+    resume it later). The one place of this rule: the engine's promotions, the race policy's and the adapters'.
+
+    Args:
+        n: the number of values recorded at the rung (≥ 0).
+        eta: the reduction factor `η > 1`.
+        keep_one: whether the best run goes on before `η` values are recorded.
+
+    Example:
+        >>> from mf_sched.racing.engine import promotion_quota
+        >>> promotion_quota(2, 3), promotion_quota(2, 3, keep_one=False), promotion_quota(9, 3, keep_one=False)
+        (1, 0, 3)
+    """
+    k = int(n // eta)
+    return max(1, k) if keep_one else k
+
+
 class IISERule:
     """IISE's symmetric elimination at a rung with the ladder's `2ζ(m)` (or `γ(m)`) band (Eq. 3).
 

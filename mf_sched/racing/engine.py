@@ -68,13 +68,17 @@ from mf_sched._serialize import StateFormatError, decode, encode
 from mf_sched._validate import check_choice, check_int, check_optional_int
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import check_delta
-from mf_sched.racing._rules import IISERule, RaceRule
+from mf_sched.racing._rules import IISERule, RaceRule, promotion_quota
 from mf_sched.racing._runs import FINISHED, HALTED, LOST, RUNNING, STATUS_NAMES, STOPPED, RunTable, check_key
 from mf_sched.racing.bias import RaceBias
 from mf_sched.racing.certificate import RungCertificate, certify, describe, rung_table
 from mf_sched.racing.curve_bound import CurveBound
 
-__all__ = ["RungEliminator", "RungCertificate", "RULES", "ORDERS", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST"]
+__all__ = [
+    "RungEliminator", "RungCertificate", "RULES", "ORDERS", "RUNNING", "STOPPED", "HALTED", "FINISHED", "LOST",
+    "promotion_quota",
+]  # fmt: skip
+
 
 _FORMAT = "mf_sched.RungEliminator/1"
 #: the decision rules: IISE's symmetric rule at a rung, or racing against the full-fidelity incumbent
@@ -515,26 +519,24 @@ class RungEliminator:
         i = int(np.lexsort((rows, -r, -v))[0])
         return t.keys[int(rows[i])], int(r[i]), float(v[i])
 
-    def promotable(self, eta: float, *, exclude: Iterable[Hashable] = ()) -> list[Hashable]:
+    def promotable(self, eta: float, *, exclude: Iterable[Hashable] = (), keep_one: bool = True) -> list[Hashable]:
         """ASHA's promotions (Li et al. 2020, *A System for Massively Parallel Hyperparameter Tuning*, MLSys,
         Algorithm 2): running runs paused at a rung `m` below the top whose value is among the best
-        `max(1, ⌊n_m / η⌋)` of the `n_m` values recorded at `m` (the best always, as Optuna's
-        `SuccessiveHalvingPruner` and Ray's `ASHAScheduler` let the first run at a rung go on); highest rung
-        first, then best value. The anytime schedule (:mod:`mf_sched.racing.schedule`) does this work first.
+        :func:`promotion_quota` `(n_m, η)` of the `n_m` values recorded at `m`; highest rung first, then best
+        value. The anytime schedule (:mod:`mf_sched.racing.schedule`) does this work first.
 
         Args:
             eta: the reduction factor `η > 1`.
             exclude: runs that are busy (never returned).
+            keep_one: see :func:`promotion_quota` (True for objectives that cannot resume a run; False, Algorithm
+                2's `⌊n/η⌋`, for engines that resume runs: measured better at small budgets).
         """
         t = self._t
         n = len(t.keys)
         if n == 0:
             return []
         skip = np.zeros(n, dtype=bool)
-        for k in exclude:
-            row = t.index_of.get(k)
-            if row is not None:
-                skip[row] = True
+        skip[[r for k in exclude if (r := t.index_of.get(k)) is not None]] = True
         st, reached = t.status[:n], t.reached[:n]
         out: list[Hashable] = []
         for m in range(self.M - 2, -1, -1):
@@ -542,7 +544,9 @@ class RungEliminator:
             have = ~np.isnan(v)
             if not have.any():
                 continue
-            keep = max(1, int(have.sum() // eta))  # the best is always promotable (as Optuna's and Ray's ASHA)
+            keep = promotion_quota(int(have.sum()), eta, keep_one=keep_one)
+            if keep == 0:
+                continue
             cut = np.sort(v[have])[::-1][keep - 1]
             cand = np.flatnonzero((reached == m) & (st == RUNNING) & ~skip & have & (v >= cut))
             if cand.size:

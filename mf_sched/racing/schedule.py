@@ -6,9 +6,11 @@ promising run to the top first, as the racing rule's certificate wants) spends i
 while ASHA (Li et al. 2020, *A System for Massively Parallel Hyperparameter Tuning*, MLSys, Algorithm 2) looks
 at many runs cheaply first. The anytime schedule does both, in this order of preference at every free worker:
 
-1. **promote** (ASHA): a run paused at rung `m` whose value is among the best `max(1, ⌊n_m / η⌋)` of the
-   `n_m` values recorded at `m` goes up one rung — the highest such rung first, then the best value
-   (:meth:`~mf_sched.racing.engine.RungEliminator.promotable`);
+1. **promote** (ASHA): a run paused at rung `m` whose value is among the best `⌊n_m / η⌋` of the `n_m` values
+   recorded at `m` goes up one rung — the highest such rung first, then the best value
+   (:meth:`~mf_sched.racing.engine.RungEliminator.promotable` without `keep_one`: the first runs at a rung wait
+   until `η` values are recorded there, as in Algorithm 2 of Li et al.; letting the best of fewer go on at once
+   spent a small budget on one run trained deep — `benchmarks.small_budget` measures both);
 2. **start** a configuration not yet evaluated (at the first rung), in the order the proposer gives (a seeded
    random order for a finite grid, never the order in which choices were written);
 3. **resume** (certification): once ASHA has nothing to do, the paused run that can still win and ranks first in
@@ -35,13 +37,10 @@ Example:
     >>> next_job(eng, eta=3, fresh=[3, 4], busy=())     # 0 is the best third of 3 at rung 0: promote it
     ('promote', 0, 1)
     >>> eng.report(0, 1, 0.6)
-    >>> next_job(eng, eta=3, fresh=[3, 4], busy=())     # the best at rung 1 always goes on
-    ('promote', 0, 2)
-    >>> eng.report(0, 2, 0.7)
-    >>> next_job(eng, eta=3, fresh=[3, 4], busy=())     # nothing else to promote: start a new configuration
+    >>> next_job(eng, eta=3, fresh=[3, 4], busy=())     # one value at rung 1 (< η): start a new configuration
     ('start', 3, 0)
     >>> next_job(eng, eta=3, fresh=[], busy=())         # ASHA's work is done: resume the most promising run
-    ('resume', 2, 1)
+    ('resume', 0, 2)
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ def next_job(
 
     Args:
         engine: the study's racing engine (its runs, values and statuses are read, never changed).
-        eta: ASHA's reduction factor `η > 1`: a run in the best `max(1, ⌊n_m / η⌋)` at its rung is promoted.
+        eta: ASHA's reduction factor `η > 1`: a run in the best `⌊n_m / η⌋` at its rung is promoted.
         fresh: the configurations not yet evaluated, in the order to start them.
         busy: runs in flight (or runs not to schedule); never handed out.
         schedule: `"anytime"` (this module's order) or `"best-first"` (every configuration started first, then
@@ -85,7 +84,7 @@ def next_job(
         raise ValueError(f"schedule = {schedule!r} is unknown; accepted: {', '.join(map(repr, SCHEDULES))}")
     busy_set = set(busy)
     if schedule == "anytime" and promote:
-        for key in engine.promotable(eta, exclude=busy_set):
+        for key in engine.promotable(eta, exclude=busy_set, keep_one=False):  # runs resume (promote=True)
             return "promote", key, engine.reached(key) + 1
     for key in fresh:
         if key not in busy_set and (key not in engine or engine.reached(key) < 0):

@@ -48,22 +48,30 @@ def simple_bound(lam: float = 0.0) -> CurveBound:
 
 
 # ------------------------------------------------------------------------------------------ engine
-def brute_promotable(vals: np.ndarray, reached: np.ndarray, alive: np.ndarray, eta: float) -> list[int]:
+def brute_promotable(
+    vals: np.ndarray, reached: np.ndarray, alive: np.ndarray, eta: float, keep_one: bool = True
+) -> list[int]:
     """ASHA's promotions by their definition: at rung m, the runs paused there whose value is among the best
-    max(1, n_m // eta) values recorded at m; highest rung first, then the best value, then the lowest index."""
+    n_m // eta values recorded at m (at least one with `keep_one`); highest rung first, then the best value, then
+    the lowest index."""
     out = []
     for m in range(vals.shape[1] - 2, -1, -1):
         have = [i for i in range(len(vals)) if not math.isnan(vals[i, m])]
         if not have:
             continue
-        keep = max(1, len(have) // int(eta))
+        keep = len(have) // int(eta)
+        if keep_one:
+            keep = max(1, keep)
+        if keep == 0:
+            continue
         top_values = sorted((vals[i, m] for i in have), reverse=True)[:keep]
         cand = [i for i in have if reached[i] == m and alive[i] and vals[i, m] >= top_values[-1]]
         out += sorted(cand, key=lambda i: (-vals[i, m], i))
     return out
 
 
-def test_promotable_is_asha_rule():
+@pytest.mark.parametrize("keep_one", [True, False])
+def test_promotable_is_asha_rule(keep_one):
     rng = np.random.default_rng(1)
     for _ in range(30):
         K = int(rng.integers(2, 20))
@@ -76,7 +84,7 @@ def test_promotable_is_asha_rule():
                 vals[i, m] = round(float(rng.random()), 1)  # ties happen
                 eng.report(i, m, vals[i, m])
         alive = reached < 3
-        assert eng.promotable(3) == brute_promotable(vals, reached, alive, 3)
+        assert eng.promotable(3, keep_one=keep_one) == brute_promotable(vals, reached, alive, 3, keep_one)
 
 
 def test_answer_is_the_best_latest_value_and_prefers_finished_runs_on_ties():
@@ -141,8 +149,12 @@ def test_next_job_orders_promote_start_resume():
         eng.report(k, 0, v)
     assert next_job(eng, eta=3, fresh=[3], busy=()) == ("promote", 0, 1)
     assert next_job(eng, eta=3, fresh=[3], busy=[0]) == ("start", 3, 0)  # the promotable run is busy
+    eng.report(0, 1, 0.6)  # one value at rung 1: fewer than eta, so none goes on from there (Algorithm 2)
+    assert next_job(eng, eta=3, fresh=[3], busy=()) == ("start", 3, 0)
+    assert eng.promotable(3) == [0] and eng.promotable(3, keep_one=False) == []
     assert next_job(eng, eta=3, fresh=[3], busy=[0], promote=False) == ("start", 3, 0)
     assert next_job(eng, eta=3, fresh=[], busy=[0]) == ("resume", 2, 1)  # best estimate of the others
+    assert next_job(eng, eta=3, fresh=[], busy=()) == ("resume", 0, 2)  # the deepest run first
     assert next_job(eng, eta=3, fresh=[], busy=[0, 1, 2]) is None
     assert next_job(eng, eta=3, fresh=[3], busy=(), schedule="best-first") == ("start", 3, 0)
     with pytest.raises(ValueError, match="schedule"):
@@ -205,8 +217,8 @@ def test_anytime_policy_does_ashas_work_first(bound):
     vals = np.full((K, 4), np.nan)
     reached = np.full(K, -1)
     ref, nxt = [], 0
-    while nxt < K or brute_promotable(vals, reached, reached < 3, 3):
-        promo = brute_promotable(vals, reached, reached < 3, 3)
+    while nxt < K or brute_promotable(vals, reached, reached < 3, 3, keep_one=False):
+        promo = brute_promotable(vals, reached, reached < 3, 3, keep_one=False)
         a = promo[0] if promo else order[nxt]
         if not promo:
             nxt += 1
