@@ -201,7 +201,7 @@ def note_decision(
 
 def note_pause(
     study: optuna.Study, trial: FrozenTrial, engine: RungEliminator, key: Hashable, *, steps: Sequence[float],
-    eta: float,
+    eta: float, again: bool,
 ) -> None:  # fmt: skip
     """Record on `trial` why the anytime schedule paused it (pruned, not stopped: with MFSampler its configuration may
     run again; with any other sampler the trial never runs again, so it is uncovered): its value at the rung against
@@ -214,15 +214,13 @@ def note_pause(
         key: the trial's run.
         steps: the rungs' steps as the objective reports them.
         eta: ASHA's reduction factor η.
+        again: whether the paused configuration may run again (MFSampler's race over a fixed set of arms: the
+            caller knows; a pruned trial of any other sampler never runs again).
     """
-    from ._optuna_sampler import MFSampler  # here: the sampler imports this module
-
     rung = engine.reached(key)
     v = engine.value(key, rung)
     if v is None:
         return
-    s = study.sampler  # only MFSampler's race gives a paused configuration a later trial (as MFPruner.prune decides)
-    again = isinstance(s, MFSampler) and not s.dynamic_space and not s.continuous
     vals = sorted((x for k in engine.keys if (x := engine.value(k, rung)) is not None), reverse=True)
     keep = max(1, int(len(vals) // eta))
     sign = sign_of(study)

@@ -230,7 +230,9 @@ class MFPruner(StudyAdapter, optuna.pruners.BasePruner):
                 mark(study, trial, PAUSED, True)
                 mark(study, trial, PRUNED_RUNG, eng.reached(trial.number))
                 steps = np.asarray(lad.resources) - off
-                note_pause(study, trial, eng, trial.number, steps=steps, eta=self._rungs.reduction_factor)
+                s = study.sampler  # only MFSampler's race over fixed arms gives a paused configuration a later trial
+                again = isinstance(s, MFSampler) and not s.dynamic_space and not s.continuous
+                note_pause(study, trial, eng, trial.number, steps=steps, eta=self._rungs.reduction_factor, again=again)
                 note_certificate(study, self, eng, trials)
                 return True
         else:

@@ -400,7 +400,9 @@ class MFSampler(StudyAdapter, BaseSampler):
                     return False
                 if verdict == "pause":
                     mark(study, trial, PAUSED, True)
-                    note_pause(study, trial, view.engine, key, steps=view.steps, eta=self._rungs.reduction_factor)
+                    again = not self.dynamic_space and not self.continuous  # a fixed set of arms: it may run again
+                    note_pause(study, trial, view.engine, key, steps=view.steps, eta=self._rungs.reduction_factor,
+                               again=again)  # fmt: skip
                 rung = view.engine.stop_rung(key)
                 if rung is None:  # paused by the anytime schedule, not stopped: there is no stop to explain
                     rung = view.engine.reached(key)
