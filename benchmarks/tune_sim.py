@@ -12,7 +12,8 @@ actor_manager.py`` and ``ray/tune/trainable/function_trainable.py`` of Ray 2.60)
 * **Trials** are real ``ray.tune.experiment.Trial`` objects (``stub=True``), one per row of ``curves``, added
   as ``BasicVariantGenerator`` adds a grid of ``K`` configurations: in grid order, while fewer than
   ``max_pending_trials`` (Ray's default: ``max(200, 1.1 × CPUs)``) are PENDING, so all ``K ≤ 200`` trials are
-  added (``on_trial_add``) before anything runs.
+  added (``on_trial_add``) before anything runs; each is filed under the status ``on_trial_add`` leaves it in
+  (a scheduler may hold a trial back as PAUSED), and ``search_alg`` is a ``BasicVariantGenerator``.
 * **The step loop**: each step asks the scheduler ``choose_trial_to_run`` (a PAUSED choice becomes PENDING and
   requests an actor), requests actors for PENDING trials, starts requested actors while CPUs are free (one
   CPU per trial; requests are served first-come first-served, as Ray's actor manager does for identical
@@ -76,6 +77,7 @@ from typing import Any
 import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
+from ray.tune.search import BasicVariantGenerator
 from ray.tune.utils import flatten_dict
 
 from benchmarks._common import meta, pyplot, save_figure, write_json
@@ -303,7 +305,7 @@ class _TuneSim:
         rng: np.random.Generator,
     ) -> None:
         self._scheduler_alg = scheduler
-        self.search_alg = None
+        self.search_alg = BasicVariantGenerator()  # Tune's own search over a param space (the grid of `curves`)
         self.trial_executor = _Executor(self)
         self._curves = curves
         self._durations = durations
@@ -429,9 +431,11 @@ class _TuneSim:
         self._live_trials.add(trial)
         self._log("add", row, 0)
         self._scheduler_alg.on_trial_add(self, trial)
-        self._pending[trial] = None
-        self._pending_list.append(trial)
-        self._pending_by_res[trial] = None
+        self._runs[trial].rec.status = trial.status
+        if trial.status == _PENDING:  # TuneController.add_trial files it under the status on_trial_add left
+            self._pending[trial] = None
+            self._pending_list.append(trial)
+            self._pending_by_res[trial] = None
         return True
 
     def _maybe_update_trial_queue(self) -> None:

@@ -7,9 +7,10 @@ Ray: the trials' statuses reach it through :class:`Trials`, a view the adapter i
 
 * :class:`RungCore` (this module): the bookkeeping both rules share — the ladder (given, or inferred once the
   maximum resource is known), the :class:`~mf_sched.racing.engine.RungEliminator` that holds every value and every
-  decision, the trials in order of arrival (their `δ_k` index), the metric's values (its family, σ), the results
-  seen before the rungs were known, the last result of each trial, the paused trials, the certificate, the view
-  Tune's loggers record (:meth:`RungCore.metrics`), the progress lines and the saved state.
+  decision, the trials in order of arrival (their `δ_k` index) and the seeded random order they start in, the
+  metric's values (its family, σ), the results seen before the rungs were known, the last result of each trial, the
+  paused trials, the certificate, the view Tune's loggers record (:meth:`RungCore.metrics`), the progress lines and
+  the saved state.
 * :class:`~mf_sched.integrations._ray_race.RaceCore`: racing (`rule="race"`), the anytime schedule with pausing.
 * :class:`~mf_sched.integrations._ray_iise.IISECore`: IISE's elimination (`rule="iise"`), synchronous or not.
 
@@ -22,13 +23,13 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, KeysView
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from mf_sched._validate import check_choice, check_delta, check_optional_int
+from mf_sched._validate import check_choice, check_delta, check_int, check_optional_int
 from mf_sched.ladder import FidelityLadder
 from mf_sched.racing.bias import metric_transform
 from mf_sched.racing.engine import FINISHED, HALTED, ORDERS, STOPPED, RungCertificate, RungEliminator
@@ -103,6 +104,7 @@ class RungSettings:
             :data:`mf_sched.racing.bias.NAMED_FAMILIES`), or None.
         bound: the shipped bound, `"curve"` (curve-aware) or `"zeta+"` (the unconditional ζ⁺ prior).
         reduction_factor: `η`, the ratio of the inferred ladder's rungs and ASHA's cut (`> 1`).
+        seed: seeds the random order in which trials not started yet start (None: fresh entropy).
     """
 
     rule: str
@@ -119,6 +121,7 @@ class RungSettings:
     metric_family: str | None
     bound: str
     reduction_factor: float
+    seed: int | None
 
     @classmethod
     def checked(
@@ -138,6 +141,7 @@ class RungSettings:
         metric_family: str | None,
         bound: str,
         reduction_factor: float,
+        seed: int | None,
     ) -> RungSettings:
         """The settings, checked in the order the scheduler documents them (all at construction, also when the
         engine is built later, from the first finished trial).
@@ -158,6 +162,7 @@ class RungSettings:
             metric_family: a family name of :data:`mf_sched.racing.bias.NAMED_FAMILIES`, or None.
             bound: one of `"curve"`, `"zeta+"`.
             reduction_factor: `η > 1` (already checked with the rungs).
+            seed: an integer `≥ 0` that seeds the order in which trials start, or None (fresh entropy).
 
         Raises:
             ValueError: an argument out of its range or given to the other rule; the message names it.
@@ -176,10 +181,12 @@ class RungSettings:
         check_delta(delta)
         check_optional_int("n_trials", n_trials, none="unknown")
         check_choice("order", order, ORDERS)
+        seed = check_int("seed", seed, low=0, none_ok=True)
         return cls(
             rule=rule, delta=delta, n_trials=n_trials, fixed_arms=bool(fixed_arms), bias=bias, eta=eta,
             synchronous=bool(synchronous), pause=bool(pause) and rule == "race", order=order, schedule=schedule,
             tolerance=tolerance, metric_family=metric_family, bound=bound, reduction_factor=float(reduction_factor),
+            seed=seed,
         )  # fmt: skip
 
 
@@ -213,7 +220,12 @@ class RungCore(ABC):
         self._arrival_of: dict[str, int] = {}
         self._values: list[float] = []  # raw metric values (the metric's family)
         self._configs: dict[str, dict[str, Any]] = {}
-        self._unstarted: dict[str, None] = {}  # added, no result yet (ordered: the framework's order of addition)
+        self._unstarted: dict[str, None] = {}  # added, no result yet (in the framework's order of addition)
+        # the order trials start in: a random key per trial, drawn once when it is first added from a generator
+        # seeded with `seed`; the keys and the generator's state are saved, so a restored experiment goes on in
+        # the same order (and draws the same keys for trials added later)
+        self._rng = np.random.default_rng(settings.seed)
+        self._start_key: dict[str, float] = {}
         self._last: dict[str, tuple[float, float]] = {}  # last (time_attr, value) per trial
         self._paused: dict[str, int] = {}  # trial id -> rung it paused at
         self._live: set[str] = set()  # trials added and not yet gone (IISE: the trials the rungs wait for)
@@ -353,6 +365,43 @@ class RungCore(ABC):
     def _arrival(self, tid: str) -> int:
         return self._arrival_of.get(tid, len(self._order))
 
+    @property
+    def unstarted(self) -> KeysView[str]:
+        """The trials added that have reported nothing yet (and are still live)."""
+        return self._unstarted.keys()
+
+    def waiting_to_start(self, key: str, trials: Trials) -> bool:
+        """The trial has reported nothing yet and waits for a worker: PENDING, or PAUSED before it started (the
+        Ray adapter holds trials not started as PAUSED, releasing them through :meth:`choose` in this order).
+
+        Args:
+            key: the trial's id.
+            trials: the framework's trials.
+        """
+        return key in self._unstarted and trials.status(key) in (PENDING, PAUSED)
+
+    def next_unstarted(self, trials: Trials) -> str | None:
+        """The trial not started yet that starts next: the one with the lowest random key drawn when it was added
+        (:attr:`RungSettings.seed`; ties by arrival) among those held back as PAUSED, else among those PENDING (the
+        framework has them queued already); None: none waits. A seeded random order rather than the framework's: a
+        grid listed worst first (an ascending hyper-parameter, best last) would otherwise find its incumbent last
+        and race every other trial against a weak one.
+
+        Args:
+            trials: the framework's trials.
+        """
+        held, queued = [], []
+        for k in self._unstarted:
+            st = trials.status(k)
+            if st == PAUSED:
+                held.append(k)
+            elif st == PENDING:
+                queued.append(k)
+        waiting = held or queued
+        if not waiting:
+            return None
+        return min(waiting, key=lambda k: (self._start_key.get(k, 1.0), self._arrival(k)))
+
     def _diverged(self, tid: str, t: float, v: float) -> None:
         """A diverged run (NaN/inf at a rung) is no evidence: it is stopped and listed as uncovered."""
         eng = self.engine
@@ -375,6 +424,8 @@ class RungCore(ABC):
         """
         self._configs[key] = config
         self._unstarted[key] = None
+        if key not in self._start_key:
+            self._start_key[key] = float(self._rng.random())
         if key not in self._arrival_of:
             self._arrival_of[key] = len(self._order)
             self._order.append(key)
@@ -566,6 +617,8 @@ class RungCore(ABC):
             "paused": dict(self._paused),
             **self._released_state(),
             "last": {k: list(v) for k, v in self._last.items()},
+            "start_keys": dict(self._start_key),
+            "rng": self._rng.bit_generator.state,
             "configs": {
                 k: {kk: vv for kk, vv in v.items() if isinstance(vv, (int, float, str, bool))}
                 for k, v in self._configs.items()
@@ -594,4 +647,11 @@ class RungCore(ABC):
         self._load_released(state)
         self._last = {str(k): (float(v[0]), float(v[1])) for k, v in state.get("last", {}).items()}
         self._configs = {str(k): dict(v) for k, v in state.get("configs", {}).items()}
+        # a trial added before the state was read keeps its key unless the state has one (older states have none)
+        self._start_key.update({str(k): float(v) for k, v in state.get("start_keys", {}).items()})
+        if state.get("rng") is not None:
+            try:
+                self._rng.bit_generator.state = state["rng"]
+            except (TypeError, ValueError, KeyError) as e:
+                raise ValueError(f"the scheduler state's random generator state is invalid: {e}") from None
         self.mode = self.mode or state.get("mode")

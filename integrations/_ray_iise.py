@@ -149,16 +149,20 @@ class IISECore(RungCore):
         self._release(trials)
 
     def choose(self, trials: Trials) -> str | None:
-        """The first trial not started (every trial's first rung), then a paused trial a rung decision
+        """A trial not started (every trial's first rung; in the seeded random order,
+        :meth:`~mf_sched.integrations._ray_core.RungCore.next_unstarted`), then a paused trial a rung decision
         released, then a trial the framework paused itself (no rung barrier holds it: a rung may be waiting for
         it); when every trial is paused and none runs, the lowest rung is decided first (:meth:`_unblock`).
 
         Args:
             trials: the framework's trials.
         """
+        first = self.next_unstarted(trials)
+        if first is not None:
+            return first
         listing = trials.listing()
         for key, status in listing:
-            if status == PENDING:
+            if status == PENDING:  # added behind the scheduler's back
                 return key
         paused = [k for k, status in listing if status == PAUSED]
         if not paused:

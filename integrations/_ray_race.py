@@ -179,7 +179,7 @@ class RaceCore(RungCore):
         O(trials not started + trials paused), not O(all trials)."""
         eng = self.engine
         assert eng is not None
-        if any(trials.status(k) == PENDING for k in self._unstarted if k != key):
+        if any(self.waiting_to_start(k, trials) for k in self._unstarted if k != key):
             return True
         best = self._best_paused(trials)
         return best is not None and best != key and eng.priority(best) > eng.priority(key)
@@ -240,9 +240,10 @@ class RaceCore(RungCore):
         return None
 
     def choose(self, trials: Trials) -> str | None:
-        """A paused trial ASHA would promote (`schedule="anytime"`), else the first trial not started (in the
-        framework's order), else the paused trial that ranks first; all trials are scanned only when none is
-        found (a trial the framework added or paused behind the scheduler's back must not be left waiting).
+        """A paused trial ASHA would promote (`schedule="anytime"`), else a trial not started (in the seeded random
+        order, :meth:`~mf_sched.integrations._ray_core.RungCore.next_unstarted`), else the paused trial that ranks
+        first; all trials are scanned only when none is found (a trial the framework added or paused behind the
+        scheduler's back must not be left waiting).
 
         Args:
             trials: the framework's trials.
@@ -252,9 +253,9 @@ class RaceCore(RungCore):
             for key in eng.promotable(self.settings.reduction_factor):  # ASHA's promotions first
                 if trials.status(key) == PAUSED:
                     return key
-        for key in self._unstarted:
-            if trials.status(key) == PENDING:
-                return key
+        new = self.next_unstarted(trials)
+        if new is not None:
+            return new
         best = self._best_paused(trials)
         if best is not None:
             return best

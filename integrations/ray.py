@@ -35,6 +35,11 @@ the metric's family (accuracies, error rates and percentages; losses and negated
 it), raised by the study's own finished trials; metric and mode come from `TuneConfig` / `tune.run`
 (`set_search_properties`).
 
+Trials not started start in a random order drawn with `seed` (default 0), not in Tune's order: a grid listed worst
+first would otherwise race every trial against a weak incumbent. Tune asks for a worker for every PENDING trial at
+once, so the trials of its own search (`param_space`) are held back as PAUSED until
+:meth:`RungScheduler.choose_trial_to_run` releases them; the order is saved with the scheduler's state.
+
 Failures: a failed trial is no longer waited for (a retried one, `FailureConfig(max_failures=k)`, is re-added
 with the same id and raced again); a trial whose metric is NaN at a rung is stopped. A trial that errored, diverged
 or ended below the top rung without being stopped by the rule is *lost*: listed as uncovered in the certificate,
@@ -62,6 +67,7 @@ from typing import Any
 from ray import tune
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
+from ray.tune.search import BasicVariantGenerator
 
 from mf_sched._serialize import StateFormatError, encode
 from mf_sched.ladder import FidelityLadder
@@ -96,6 +102,9 @@ __all__ = [
 ]
 
 _SHOULD_CHECKPOINT = "should_checkpoint"  # ray.tune.result.SHOULD_CHECKPOINT: the result carries a checkpoint
+#: at most this many trials not started are held back as PAUSED at once: Tune creates trials from the param space
+#: until 200 are PENDING, and held trials are not (the bound keeps an endless `num_samples=-1` finite)
+_MAX_HELD = 1_000
 #: Ray's trial statuses as the core reads them
 _STATUS = {Trial.PENDING: PENDING, Trial.RUNNING: RUNNING, Trial.PAUSED: PAUSED, Trial.TERMINATED: TERMINATED,
            Trial.ERROR: ERROR}  # fmt: skip
@@ -184,6 +193,10 @@ class RungScheduler(FIFOScheduler):
         metric_family: how to read the metric when it is not recognised from its values (one of
             :data:`mf_sched.racing.bias.NAMED_FAMILIES`, e.g. `"percent"`, `"negated_loss"`).
         bound: `"curve"` (default: the curve-aware bound) or `"zeta+"` (the unconditional ζ⁺ prior).
+        seed: seeds the order in which trials not started yet start (default 0; None: fresh entropy). They start
+            in a random order drawn with this seed, not in Tune's order: a grid listed worst first (an ascending
+            hyper-parameter, best last) would otherwise find its incumbent last and race every other trial against
+            a weak one. The order is saved with the scheduler's state and survives `Tuner.restore`.
 
     Example:
         >>> from mf_sched.integrations.ray import IISEScheduler
@@ -221,6 +234,7 @@ class RungScheduler(FIFOScheduler):
         tolerance: float = DEFAULT_TOLERANCE,
         metric_family: str | None = None,
         bound: str = "curve",
+        seed: int | None = 0,
     ) -> None:
         super().__init__()
         if rule not in RULES:
@@ -235,12 +249,13 @@ class RungScheduler(FIFOScheduler):
         settings = RungSettings.checked(
             rule=rule, delta=delta, n_trials=n_trials, fixed_arms=fixed_arms, bias=bias, eta=eta,
             synchronous=synchronous, pause=pause, order=order, schedule=schedule, tolerance=tolerance,
-            metric_family=metric_family, bound=bound, reduction_factor=reduction_factor,
+            metric_family=metric_family, bound=bound, reduction_factor=reduction_factor, seed=seed,
         )  # fmt: skip
         self._metric = metric
         self._core: RungCore = _CORES[rule](rungs, settings, mode=mode, who=type(self).__name__, time_attr=time_attr)
         self._trials: dict[str, Trial] = {}  # trial id -> Trial (to read statuses without scanning every trial)
         self._warned_missing = False  # a result without the metric or time_attr was reported (said once)
+        self._requeued: set[str] = set()  # failed trials Tune puts back as PENDING (then re-adds)
         self._processing = False  # stopping trials: Tune's calls back are ignored
 
     # ------------------------------------------------------------------ the settings (read-only)
@@ -326,6 +341,14 @@ class RungScheduler(FIFOScheduler):
         return t if t is not None else next((t for t in tune_controller.get_trials() if t.trial_id == key), None)
 
     def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
+        """A trial was added (new, retried after an error, or restored). A new trial of Tune's own search
+        (`param_space`: a grid, random samples) is held back as PAUSED until :meth:`choose_trial_to_run` releases it,
+        in the order drawn with `seed`: Tune asks for a worker for every PENDING trial at once, in its own order.
+
+        Args:
+            tune_controller: Tune's controller (its trials and their search algorithm).
+            trial: the trial added.
+        """
         tid = trial.trial_id
         self._trials[tid] = trial
         crit = getattr(trial, "stopping_criterion", None) or {}
@@ -336,6 +359,24 @@ class RungScheduler(FIFOScheduler):
             ended=trial.status in (Trial.TERMINATED, Trial.ERROR),
             max_resource=float(top) if isinstance(top, (int, float)) else None,
         )
+        requeued = tid in self._requeued
+        self._requeued.discard(tid)
+        if not requeued and self._should_hold(tune_controller, trial):
+            if trial.storage is not None:  # a stub trial (a simulation) has none
+                trial.init_local_path()  # what Tune does when it queues a trial (its reporters read every trial's path)
+            trial.set_status(Trial.PAUSED)
+
+    def _should_hold(self, tune_controller: Any, trial: Trial) -> bool:
+        """Whether to hold a new trial back as PAUSED (see :meth:`on_trial_add`): without it the seeded order would
+        decide only the first trial to start. Tune files the trial under the status `on_trial_add` leaves it in
+        (`TuneController.add_trial`); a failed trial put back (already filed as PENDING) and trials of a searcher (one
+        suggestion at a time) are not held, nor more than `_MAX_HELD` at once."""
+        if trial.status != Trial.PENDING or trial.trial_id not in self._core.unstarted:
+            return False
+        if not isinstance(getattr(tune_controller, "search_alg", None), BasicVariantGenerator):
+            return False
+        held = sum(1 for t in self._trials.values() if t.status == Trial.PAUSED and t.trial_id in self._core.unstarted)
+        return held < _MAX_HELD
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> str:
         self._sign()  # raises early without metric/mode
@@ -380,6 +421,7 @@ class RungScheduler(FIFOScheduler):
         self._drop(tune_controller, trial)
 
     def on_trial_error(self, tune_controller: Any, trial: Trial) -> None:
+        self._requeued.add(trial.trial_id)  # if retried, Tune sets it PENDING and adds it again
         self._drop(tune_controller, trial)
 
     def _drop(self, tune_controller: Any, trial: Trial) -> None:
@@ -389,9 +431,10 @@ class RungScheduler(FIFOScheduler):
             self._core.drop(trial.trial_id, self._view(tune_controller))
 
     def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
-        """PENDING trials first (every trial's first rung), then the paused trial with the highest optimistic
-        bound that can still win (`rule="iise"`: the trials a rung decision released). No side effects; when
-        nothing else can run, a paused trial is returned rather than leaving every trial PAUSED.
+        """Trials not started first (every trial's first rung), in a random order drawn with `seed` (those held
+        back as PAUSED by :meth:`on_trial_add` first), then the paused trial with the highest optimistic bound that
+        can still win (`rule="iise"`: the trials a rung decision released). No side effects; when nothing else can
+        run, a paused trial is returned rather than leaving every trial PAUSED.
 
         Args:
             tune_controller: Tune's controller (its trials and their statuses).

@@ -54,7 +54,7 @@ class Statuses:
 def settings(rule: str = "race", **kw) -> RungSettings:
     args = dict(rule=rule, delta=0.05, n_trials=None, fixed_arms=False, bias="zeta", eta=None, synchronous=None,
                 pause=True, order="depth", schedule="anytime", tolerance=0.005, metric_family=None, bound="curve",
-                reduction_factor=3)  # fmt: skip
+                reduction_factor=3, seed=0)  # fmt: skip
     args.update(kw)
     return RungSettings.checked(**args)
 
@@ -274,3 +274,57 @@ def test_every_setting_is_checked_when_the_scheduler_is_built(bad, name) -> None
     """Not only once the engine exists (with an inferred ladder: at the first finished trial, hours later)."""
     with pytest.raises(ValueError, match=name):
         settings(**bad)
+
+
+@pytest.mark.parametrize("make", [race_core, iise_core], ids=["race", "iise"])
+def test_trials_start_in_a_seeded_random_order_that_survives_a_restore(make) -> None:
+    """Trials not started start in a random order drawn with `seed` (not the framework's order of addition): the
+    same for the same seed, another for another seed; after a restore (the saved state, every trial re-added as Tune
+    does, then two new trials) the restored core starts the rest in the order the original goes on in."""
+    names = [f"t{i}" for i in range(8)]
+
+    def start_order(core: RungCore, trials: Statuses, n: int) -> list[str]:
+        out = []
+        for _ in range(n):
+            key = core.choose(trials)
+            assert key is not None and trials.st[key] == PENDING
+            trials.st[key] = RUNNING
+            out.append(key)
+        return out
+
+    orders = {}
+    for seed in (0, 0, 1):
+        trials = Statuses(**dict.fromkeys(names, PENDING))
+        orders.setdefault(seed, []).append(start_order(added(make(seed=seed), trials), trials, 8))
+    assert orders[0][0] == orders[0][1] and sorted(orders[0][0]) == names
+    assert orders[0][0] != names and orders[1][0] != orders[0][0]
+
+    trials = Statuses(**dict.fromkeys(names, PENDING))
+    core = added(make(), trials)
+    first = start_order(core, trials, 3)
+    restored = make()
+    restored.set_state(copy.deepcopy(core.get_state()))
+    twin = Statuses(**trials.st)
+    for c, t in ((core, trials), (restored, twin)):
+        for key in ("n0", "n1"):
+            t.st[key] = PENDING
+        for key in t.st:
+            c.add(key, {"name": key}, ended=False, max_resource=None)
+    rest = start_order(core, trials, 7)
+    assert rest == start_order(restored, twin, 7) and sorted(first + rest) == sorted([*names, "n0", "n1"])
+
+
+def test_trials_held_back_as_paused_start_before_those_already_queued() -> None:
+    """The Ray adapter holds trials not started as PAUSED and releases them through choose (Tune then queues them as
+    PENDING): among trials not started, a held one is chosen, in the seeded order, before one already queued; a trial
+    paused at a rung is not one of them."""
+    trials = Statuses(a=PAUSED, b=PAUSED, c=PENDING, d=RUNNING)
+    core = added(race_core(), trials)
+    assert core.choose(trials) in ("a", "b") and core.waiting_to_start("a", trials)
+    assert not core.waiting_to_start("d", trials)
+    held = sorted("ab", key=lambda k: core._start_key[k])
+    assert core.choose(trials) == held[0]
+    trials.st[held[0]] = PENDING  # Tune queued it
+    assert core.choose(trials) == held[1]
+    trials.st[held[1]] = RUNNING
+    assert core.choose(trials) == min(("c", held[0]), key=lambda k: core._start_key[k])
