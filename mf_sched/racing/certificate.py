@@ -91,7 +91,10 @@ import numpy as np
 
 from mf_sched.racing._runs import FINISHED, HALTED, LOST, RUNNING, STATUS_NAMES, STOPPED, RunTable
 
-__all__ = ["RungCertificate", "certification", "certify", "describe", "in_progress_reason", "rung_table", "statement"]
+__all__ = [
+    "EXHAUSTIVE", "RungCertificate", "certification", "certify", "describe", "in_progress_reason", "rung_table",
+    "statement",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,8 @@ class RungCertificate:
         certified: the one word every output uses (:func:`certification`): the race is over, its answer is
             `ε`-optimal (plus the bound's tolerance) with probability `≥ 1 − δ`, and the bound it rests on was
             *earned* — checked against this study's own finished curves (a learned bound that they do not
-            contradict and that looks like the calibration tasks), or given by you (ζ of the ladder, your ζ⁺).
+            contradict and that looks like the calibration tasks), or given by you (ζ of the ladder, your ζ⁺) — or
+            no bound was needed: every run reached the top rung, none stopped (basis :data:`EXHAUSTIVE`).
         basis: what the statement rests on, in words.
         reason: why it is not certified (empty when it is).
         tolerance: the curve-aware bound's relative tolerance (0 for other bounds): the answer is within
@@ -175,6 +179,10 @@ class RungCertificate:
         }
 
 
+#: the basis of a certificate that needed no bound: nothing was stopped below the top rung, every run reached it
+EXHAUSTIVE = "every configuration trained to the top rung, none stopped (a full search: no bound was used)"
+
+
 def statement(c: RungCertificate) -> str:
     """The one wording of a certificate (:meth:`RungCertificate.sentence`): "certified: …" with what holds and what
     it rests on, or "not certified: <reason>" and what the answer rests on.
@@ -186,6 +194,8 @@ def statement(c: RungCertificate) -> str:
         return f"not certified: {c.reason or 'no run has reached the top rung'}"
     within = (f"{100 * c.tolerance:g}% + ε = {c.epsilon:.3g}" if c.tolerance else f"ε = {c.epsilon:.3g}") if (
         c.epsilon is not None) else ""  # fmt: skip
+    if c.certified and c.basis == EXHAUSTIVE:
+        return f"certified: the answer is the best a full-fidelity search of the same configurations finds; {c.basis}"
     if c.certified:
         return (f"certified: with probability >= 1 - δ (δ = {c.delta:g}) the answer is within {within} of the best "
                 f"a full-fidelity search of the same configurations would find; it rests on {c.basis}")  # fmt: skip
@@ -195,7 +205,7 @@ def statement(c: RungCertificate) -> str:
 def certification(
     *, eps: float | None, guaranteed: bool, halted: bool, violated_by: tuple[Hashable, ...], have_top: bool,
     evidence: Any, learned: bool, bias_source: str, running: int = 0, borrowed: bool = False,
-    uncovered: tuple[Hashable, ...] = (),
+    uncovered: tuple[Hashable, ...] = (), exhaustive: bool = False,
 ) -> tuple[bool, str, str]:  # fmt: skip
     """`(certified, basis, reason)`: the one definition of the word (see :class:`RungCertificate`).
 
@@ -211,7 +221,12 @@ def certification(
         running: runs below the top rung that can still win.
         borrowed: the bound is a prior shipped for other tasks that does not learn from this study (the ζ⁺ prior).
         uncovered: runs that failed or were abandoned below the top rung without being stopped.
+        exhaustive: every run reached the top rung and none was stopped or halted: the answer is the full search's
+            whatever the bound did (a curve beyond it voids nothing, since no stop relied on it; basis
+            :data:`EXHAUSTIVE`).
     """
+    if exhaustive and have_top:
+        return True, EXHAUSTIVE, ""
     if evidence is not None and evidence.used:
         basis = (
             f"{bias_source}, with λ = {evidence.lam:.3g} learned from this study's {evidence.n} finished run(s) "
@@ -305,9 +320,10 @@ def certify(
     vtop = t.vals[:n, top]
     have = np.flatnonzero(~np.isnan(vtop))
     uncovered = tuple(t.keys[i] for i in np.flatnonzero((st == LOST) & (t.reached[:n] < top)).tolist())
+    exhaustive = n > 0 and bool((t.reached[:n] == top).all()) and not t.halted_any
     words = dict(guaranteed=not t.halted_any and not violated_by, halted=bool(t.halted_any), violated_by=violated_by,
                  evidence=evidence, learned=learned, bias_source=bias_source, borrowed=borrowed,
-                 uncovered=uncovered)  # fmt: skip
+                 uncovered=uncovered, exhaustive=exhaustive)  # fmt: skip
     if have.size == 0:
         ok, basis, why = certification(eps=None, have_top=False, **words)  # type: ignore[arg-type]
         return RungCertificate(None, None, False, None, False, delta, counts, uncovered, cost, rule, bias_source,
@@ -329,7 +345,7 @@ def certify(
             b = top_radii(others)
             b_rho = float(top_radii(np.array([rho]))[0])
             eps = max(0.0, float(np.max(vtop[others] + b)) - (float(vtop[rho]) - b_rho))
-    if violated_by:
+    if violated_by and not exhaustive:
         eps = None  # the study's own curves exceeded the bound its stops relied on: no ε can be certified
     ok, basis, why = certification(eps=eps, have_top=True, running=int(running_below.size), **words)  # type: ignore[arg-type]
     return RungCertificate(

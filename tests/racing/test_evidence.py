@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from mf_sched import FidelityLadder
+from mf_sched.racing.certificate import EXHAUSTIVE
 from mf_sched.racing.curve_bound import CurveBound, CurveBoundFit
 from mf_sched.racing.engine import RungEliminator
 from mf_sched.racing.evidence import EVIDENCE_N, EvidenceModel, fit_evidence_table, study_statistic
@@ -134,7 +135,16 @@ def test_a_bound_without_evidence_keeps_the_old_behaviour(fit):
     for m, v in enumerate([0.6, 0.8, 0.85, 0.86]):
         eng.report("fast", m, v)
     assert eng.curve_bound.lam == b.lam  # not refined: the engine's refine is off
-    cert = eng.certificate()
+    cert = eng.certificate()  # one run, at the top: a full search, no bound used
+    assert cert.evidence == {} and cert.certified and cert.basis == EXHAUSTIVE
+    eng = RungEliminator(LADDER, rule="race", race_bias=b)
+    for m, v in enumerate([0.6, 0.8, 0.85, 0.95]):
+        eng.report("fast", m, v)
+    for m, v in enumerate([0.01, 0.02, 0.04]):  # its bound (≈ 0.91) is below the incumbent: stopped
+        eng.report("slow", m, v)
+    eng.eliminate()
+    assert eng.status("slow") == "stopped"
+    cert = eng.certificate()  # a stop relied on the bound: the certificate rests on it
     assert cert.evidence == {} and cert.certified and cert.basis == b.source
 
 
@@ -174,7 +184,7 @@ CURVES = np.array([[v - 0.06, v - 0.02, v - 0.005, v] for v in (0.9, 0.85, 0.8, 
 CURVES[7] = [0.1, 0.12, 0.2, 0.95]
 
 
-def test_audits_catch_a_stopped_slow_starter_and_void_the_certificate():
+def test_audits_catch_a_stopped_slow_starter_and_widen_the_bound():
     plain = _race(0.0)
     spent = _drive(plain, CURVES)
     rec = plain.recommendation()
@@ -182,9 +192,12 @@ def test_audits_catch_a_stopped_slow_starter_and_void_the_certificate():
     audited = _race(1.0)
     more = _drive(audited, CURVES)
     rec = audited.recommendation()
-    assert rec.arm == 7 and not rec.certified  # the audits trained it to the top: the best is found, the bound void
+    # the audit trained 7 to the top: its curve is beyond the bound, λ widens, every stopped arm runs again and
+    # finishes — a full search, so the answer (the best, 7) is certified by exhaustion, not by the bound
+    assert rec.arm == 7 and 7 in rec.details["evidence"]["exceeded_by"]
     assert more > spent  # audits cost epochs, counted like any others
-    assert rec.details["certificate"].startswith("not certified") and 7 in rec.details["evidence"]["exceeded_by"]
+    assert (audited.engine.reached_all() == 3).all() and rec.certified
+    assert rec.details["certificate"].startswith("certified: the answer is the best a full-fidelity search")
     with pytest.raises(ValueError, match="audit"):
         _race(1.5)
 
