@@ -167,7 +167,7 @@ class RaceCore(RungCore):
         assert eng is not None
         if self.settings.schedule == "best-first":
             return self._better_waiting(key, trials)
-        promos = eng.promotable(self.settings.reduction_factor)
+        promos = eng.promotable(self.settings.reduction_factor, keep_one=False)  # trials resume: Algorithm 2
         if key in promos:
             return False
         if any(trials.status(k) == PAUSED for k in promos):
@@ -250,7 +250,7 @@ class RaceCore(RungCore):
         """
         eng = self.engine
         if eng is not None and self.settings.schedule == "anytime":
-            for key in eng.promotable(self.settings.reduction_factor):  # ASHA's promotions first
+            for key in eng.promotable(self.settings.reduction_factor, keep_one=False):  # ASHA's promotions first
                 if trials.status(key) == PAUSED:
                     return key
         new = self.next_unstarted(trials)

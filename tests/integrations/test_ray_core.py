@@ -104,13 +104,13 @@ def test_the_decision_core_imports_no_ray() -> None:
 def test_racing_stops_a_trial_whose_optimistic_value_is_below_the_incumbent() -> None:
     trials = Statuses(a=RUNNING, b=PENDING, c=PENDING)
     core = added(race_core(), trials)
-    for t, v in [(1, 0.6), (3, 0.8)]:
-        assert core.result("a", t, v, can_pause=can(True), trials=trials) == CONTINUE
-    assert core.result("a", 9, 0.9, can_pause=can(True), trials=trials) == STOP  # the top rung: finished
+    for t, v in [(1, 0.6), (3, 0.8)]:  # no checkpoint: it cannot pause, so it goes on
+        assert core.result("a", t, v, can_pause=can(False), trials=trials) == CONTINUE
+    assert core.result("a", 9, 0.9, can_pause=can(False), trials=trials) == STOP  # the top rung: finished
     trials.st.update(a=TERMINATED, b=RUNNING)
     assert core.result("b", 1, 0.5, can_pause=can(True), trials=trials) == STOP  # 0.5 + 0.3 < 0.9
     trials.st.update(b=TERMINATED, c=RUNNING)
-    assert core.result("c", 1, 0.7, can_pause=can(True), trials=trials) == CONTINUE  # 0.7 + 0.3 ≥ 0.9
+    assert core.result("c", 1, 0.7, can_pause=can(True), trials=trials) == CONTINUE  # 0.7 + 0.3 ≥ 0.9, best of 3
     assert core.result("c", 3, 0.75, can_pause=can(True), trials=trials) == STOP  # 0.75 + 0.1 < 0.9
     cert = core.certificate()
     assert cert.key == "a" and cert.counts["finished"] == 1 and cert.counts["stopped"] == 2 and cert.guaranteed
@@ -121,15 +121,16 @@ def test_a_trial_pauses_only_with_a_checkpoint_and_while_other_work_waits() -> N
     trials = Statuses(a=RUNNING, b=RUNNING, d=RUNNING, c=PENDING)
     core = added(race_core(), trials)
     asked: list[bool] = []
-    assert core.result("a", 1, 0.6, can_pause=can(True, asked), trials=trials) == CONTINUE  # ASHA promotes it
+    # one value at the rung, fewer than η = 3: ASHA (Algorithm 2) does not promote it yet, and c waits to start
+    assert core.result("a", 1, 0.6, can_pause=can(True, asked), trials=trials) == PAUSE
     assert core.result("b", 1, 0.5, can_pause=can(False, asked), trials=trials) == CONTINUE  # no checkpoint
-    assert core.result("d", 1, 0.4, can_pause=can(True, asked), trials=trials) == PAUSE  # c waits to start
+    assert core.result("d", 1, 0.7, can_pause=can(True, asked), trials=trials) == CONTINUE  # best of 3: promoted
     assert asked == [True, False, True]  # asked at every result that continues (not stopped, not at the top)
-    trials.st["d"] = PAUSED
+    trials.st["a"] = PAUSED
     assert core.choose(trials) == "c"  # the trial not started before the paused one
     trials.st["c"] = RUNNING
-    assert core.choose(trials) == "d"
-    assert core.metrics("d")["race/status"] == "paused"
+    assert core.choose(trials) == "a"
+    assert core.metrics("a")["race/status"] == "paused"
 
 
 def test_racing_without_pausing_never_asks_for_a_checkpoint() -> None:

@@ -258,13 +258,14 @@ def epochs_trained(log: Path) -> list[tuple[float, int]]:
     return [(float(q), int(e)) for q, e in zip(words[::2], words[1::2])]
 
 
-def started_after_a_good_one_finished(pairs: list[tuple[float, int]], top: int) -> list[float]:
-    """The poor configurations (q <= 0.5) whose first epoch comes after the first good one (q >= 0.85) finished
-    (reached epoch `top`) in the order the workers logged `pairs`: they are raced against a good incumbent from
-    their first rung (trials start in a seeded random order, so which ones these are depends on the seed)."""
-    first = next(i for i, (q, e) in enumerate(pairs) if e == top and q >= 0.85)
-    before = {q for q, _ in pairs[: first + 1]}
-    return sorted({q for q, _ in pairs if q <= 0.5 and q not in before})
+def poor_ones_stop_early(pairs: list[tuple[float, int]], cheap: int = 3) -> set[float]:
+    """The poor configurations (q <= 0.5) in the epochs the workers logged, each asserted never to pass epoch
+    `cheap`: ASHA's promotions (Algorithm 2: among the best third of three or more values at a rung) never take
+    them up, and once a good configuration finishes the race stops them."""
+    poor = {q for q, _ in pairs if q <= 0.5}
+    for q in poor:
+        assert max(e for p, e in pairs if p == q) <= cheap, (q, pairs)
+    return poor
 
 
 @pytest.mark.parametrize("api", ["tuner", "tune.run"])
@@ -290,9 +291,6 @@ def test_zero_argument_scheduler_end_to_end(ray_session, tmp_path: Path, api: st
     pairs = epochs_trained(log)
     assert len(pairs) == len(set(pairs))  # no epoch run twice
     assert len(pairs) < 6 * 9
-    late = started_after_a_good_one_finished(pairs, 9)
-    assert late, pairs  # with the default seed, at least one poor configuration starts after a good one finished
-    for q in late:  # far below the incumbent: stopped by the race before the top rung
-        assert max(e for p, e in pairs if p == q) <= 3, (q, pairs)
+    assert poor_ones_stop_early(pairs) == {0.5, 0.3, 0.1}  # started, and none passed 3 of 9 epochs
     counts = sched.certificate().counts  # stopped; or stopped, then uncovered when the learned bound widened
-    assert counts["stopped"] + counts["lost"] >= len(late)
+    assert counts["stopped"] + counts["lost"] >= 1
