@@ -1,7 +1,11 @@
 """The Python examples of the README and of the manual (docs/*.md) run as written.
 
-Blocks fenced ```python run here; blocks fenced ```py are shown, not run (they need Ray or a database server), except
-the README's Ray Tune block, which runs on the test session's Ray (test_readme_ray_example_runs_as_written).
+Blocks fenced ```python run here, each page's in order, each block in a fresh namespace. Blocks fenced ```py need
+Ray: the README's Ray Tune block and docs/ray.md's blocks run on the test session's Ray (one namespace per page: a
+later block continues the experiment of the first). A Python block that is deliberately not complete (it shows a
+call inside a larger program) is preceded by ``<!-- fragment: why -->``; test_every_python_block_runs_or_is_a_fragment
+keeps that list short and explains each entry. Blocks fenced ```bash (make targets, pip, the CLI, the benchmarks) and
+```text / ```json (output, file formats) are shown, not run.
 """
 
 from __future__ import annotations
@@ -17,8 +21,22 @@ README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 
 
+FRAGMENT = re.compile(r"<!-- fragment: [^>]+ -->\n\s*$")
+
+
+def fenced_blocks(page: Path, lang: str) -> list[tuple[str, str]]:
+    """(the text before, the code dedented) of every block fenced ```lang, indented ones (in a list item) included."""
+    text = page.read_text()
+    out = []
+    for m in re.finditer(rf"^( *)```{lang}\n(.*?)^\1```", text, flags=re.S | re.M):
+        indent = len(m.group(1))
+        code = "".join(line[indent:] for line in m.group(2).splitlines(keepends=True))
+        out.append((text[: m.start()], code))
+    return out
+
+
 def python_blocks(page: Path) -> list[str]:
-    return re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.S | re.M)
+    return [code for before, code in fenced_blocks(page, "python") if not FRAGMENT.search(before)]
 
 
 def test_readme_has_exactly_two_setup_commands_on_its_first_screen():
@@ -70,6 +88,48 @@ def test_readme_ray_example_runs_as_written(ray_session, tmp_path, monkeypatch, 
     assert answer.startswith("{'x': 7} ") and "certified: " in answer, answer
     spent, rest = epochs.split(" ", 1)
     assert rest == "epochs instead of 216" and int(spent) <= 0.6 * 216, epochs
+
+
+def test_ray_page_examples_run_as_written(ray_session, tmp_path, monkeypatch, capfd):
+    """docs/ray.md's ```py blocks, exactly as written and in order in one namespace, on the session's Ray: the grid
+    listed worst first answers x = 7 with the certificate's sentence; the second block reads the same experiment's
+    certificate back from its folder (load_certificate) and finds its trial among the results."""
+    import ray.train.constants
+
+    monkeypatch.setattr(ray.train.constants, "DEFAULT_STORAGE_PATH", str(tmp_path))  # Tune's default: ~/ray_results
+    page = ROOT / "docs" / "ray.md"
+    blocks = [code for before, code in fenced_blocks(page, "py") if not FRAGMENT.search(before)]
+    assert len(blocks) == 2
+    namespace = {"__name__": "__docs__"}
+    printed = []
+    for code in blocks:
+        exec(compile(code, str(page), "exec"), namespace)
+        out, err = capfd.readouterr()
+        assert "Traceback" not in out + err
+        printed.append(out.strip().splitlines()[-1])
+    assert not namespace["results"].errors
+    assert printed[0].startswith("{'x': 7} ") and "certified" in printed[0], printed[0]
+    assert printed[1].startswith("{'x': 7} "), printed[1]
+
+
+FRAGMENTS_ALLOWED = 2  # keep fragments rare: a block a newcomer copies should run
+
+
+def test_every_python_block_runs_or_is_a_fragment():
+    """Every Python block of the README and the manual is run by a test of this file, or marked a fragment with its
+    reason; the README's ```py block is its Ray section's, and no page but ray.md has others."""
+    fragments = []
+    for page in [README, *DOCS]:
+        for lang in ("python", "py", "pycon"):
+            for before, _ in fenced_blocks(page, lang):
+                if FRAGMENT.search(before):
+                    fragments.append(f"{page.name}: {FRAGMENT.search(before).group(0).strip()}")
+                elif lang == "pycon":
+                    raise AssertionError(f"{page.name}: a ```pycon block is neither run nor marked a fragment")
+                elif lang == "py":
+                    assert page.name in ("README.md", "ray.md"), f"{page.name}: ```py blocks run only on ray.md"
+    assert len(fenced_blocks(README, "py")) == 1  # the Ray section's: test_readme_ray_example_runs_as_written
+    assert len(fragments) <= FRAGMENTS_ALLOWED, fragments
 
 
 def test_docs_have_python_examples():
