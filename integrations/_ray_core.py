@@ -514,9 +514,13 @@ class RungCore(ABC):
         return None if self.engine is None else self.engine.certificate()
 
     def best_config(self) -> dict[str, Any] | None:
-        """The configuration of the best trial at the top rung (None before one finished)."""
-        c = self.certificate()
-        return None if c is None or c.key is None else self._configs.get(str(c.key))
+        """The answer's configuration at any moment — the engine's answer rule
+        (:meth:`~mf_sched.racing.engine.RungEliminator.answer`, the same as MFSampler's recommendation): the best
+        latest value of a trial the rule has not stopped, a finished trial unless a lower-rung one is already better
+        where it stands. Once the race is over it is the certificate's trial. None before any result."""
+        eng = self.engine
+        key = None if eng is None else eng.answer()[0]
+        return None if key is None else self._configs.get(str(key))
 
     def describe(self, metric: str) -> str:
         """The progress lines: the trials per status and the incumbent, then one line per rung.

@@ -476,7 +476,9 @@ class RungScheduler(FIFOScheduler):
         return self._core.certificate()
 
     def best_config(self) -> dict[str, Any] | None:
-        """The configuration of the best trial at the top rung (None before one finished)."""
+        """The answer's configuration at any moment, by the rule MFSampler's recommendation uses: the best latest
+        value of a trial the race has not stopped (a finished trial unless a lower-rung one is already better where
+        it stands); once the race is over, the certificate's trial. None before any result."""
         return self._core.best_config()
 
     def get_state(self) -> dict[str, Any]:

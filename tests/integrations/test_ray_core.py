@@ -117,6 +117,22 @@ def test_racing_stops_a_trial_whose_optimistic_value_is_below_the_incumbent() ->
     assert core.best_config() == {"name": "a"}
 
 
+def test_best_config_is_the_anytime_answer_before_any_trial_finishes() -> None:
+    """best_config() answers as MFSampler's recommendation does, at any moment: before any trial reaches the top,
+    the trial with the best latest value (it used to be None until a trial finished); then a finished trial unless a
+    lower-rung one is already better where it stands."""
+    trials = Statuses(a=RUNNING, b=RUNNING, c=PENDING)
+    core = added(race_core(), trials)
+    assert core.best_config() is None  # no result yet
+    core.result("a", 1, 0.6, can_pause=can(False), trials=trials)
+    core.result("b", 1, 0.7, can_pause=can(False), trials=trials)
+    assert core.best_config() == {"name": "b"}
+    core.result("a", 3, 0.75, can_pause=can(False), trials=trials)
+    assert core.best_config() == {"name": "a"}  # its latest value is the best
+    core.result("a", 9, 0.8, can_pause=can(False), trials=trials)
+    assert core.best_config() == {"name": "a"} == {"name": core.certificate().key}
+
+
 def test_a_trial_pauses_only_with_a_checkpoint_and_while_other_work_waits() -> None:
     trials = Statuses(a=RUNNING, b=RUNNING, d=RUNNING, c=PENDING)
     core = added(race_core(), trials)

@@ -259,10 +259,12 @@ def epochs_trained(log: Path) -> list[tuple[float, int]]:
 
 
 def poor_ones_stop_early(pairs: list[tuple[float, int]], cheap: int = 3) -> set[float]:
-    """The poor configurations (q <= 0.5) in the epochs the workers logged, each asserted never to pass epoch
+    """The poorest configurations (q <= 0.3) in the epochs the workers logged, each asserted never to pass epoch
     `cheap`: ASHA's promotions (Algorithm 2: among the best third of three or more values at a rung) never take
-    them up, and once a good configuration finishes the race stops them."""
-    poor = {q for q, _ in pairs if q <= 0.5}
+    them up, and once a good configuration finishes the race stops them. (A middling one, q = 0.5, may be trained
+    to the top when the bound learned from the first finished trials still lets it win: that depends on which
+    trials finish first, so on timing.)"""
+    poor = {q for q, _ in pairs if q <= 0.3}
     for q in poor:
         assert max(e for p, e in pairs if p == q) <= cheap, (q, pairs)
     return poor
@@ -291,6 +293,6 @@ def test_zero_argument_scheduler_end_to_end(ray_session, tmp_path: Path, api: st
     pairs = epochs_trained(log)
     assert len(pairs) == len(set(pairs))  # no epoch run twice
     assert len(pairs) < 6 * 9
-    assert poor_ones_stop_early(pairs) == {0.5, 0.3, 0.1}  # started, and none passed 3 of 9 epochs
+    assert poor_ones_stop_early(pairs) == {0.3, 0.1}  # started, and neither passed 3 of 9 epochs
     counts = sched.certificate().counts  # stopped; or stopped, then uncovered when the learned bound widened
     assert counts["stopped"] + counts["lost"] >= 1
