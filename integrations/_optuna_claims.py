@@ -20,13 +20,14 @@ import contextlib
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import optuna
+from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState
 
-from ._optuna_race import ARM, DISCOVERY, FIDELITY, REPLICA, SURPLUS
+from ._optuna_race import ARM, DISCOVERING, DISCOVERY, FIDELITY, REPLICA, SURPLUS
 from ._optuna_study import stop_study
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "claims_seen",
     "deciding",
     "decision_heartbeat",
+    "distinct_discovery_value",
     "lost_discovery",
     "lost_race",
     "set_pull",
@@ -152,22 +154,111 @@ def set_pull(study: optuna.Study, trial: FrozenTrial, arm: int | None, fid: int)
 
 
 def lost_discovery(study: optuna.Study, trial: FrozenTrial, arm: int, seen: set[Any]) -> bool:
-    """Whether a lower-numbered running trial that our decision did not see took the same discovery arm.
+    """Whether another trial — lower- or higher-numbered — took the same discovery arm.
+
+    The decision gave `trial` an arm no trial held when it read the study
+    (:meth:`~mf_sched.integrations._optuna_arms.StudyArms.discovery_arm`), so another trial holding it now decided at
+    the same time. Every worker writes its slot before it checks, so of two such trials at least one sees the other
+    and decides again (both may). The check used to look at lower-numbered trials only: a lower-numbered trial that
+    wrote its slot after the higher one had checked kept it too, and two journal-file workers ran discovery slot 2.
 
     Args:
         study: the study.
         trial: the trial that took discovery arm `arm` (`mf:discovery`).
         arm: the arm it took.
-        seen: the claims the decision saw (:func:`claims_seen`).
+        seen: the claims the decision saw (:func:`claims_seen`; unused: no trial held `arm` then).
 
     Returns:
         True when `trial` must give the arm up and decide again.
     """
-    seen_numbers = {c[0] for c in seen}
-    for t in study._storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,)):
-        if t.number < trial.number and t.number not in seen_numbers and t.system_attrs.get(DISCOVERY) == arm:
+    for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
+        if t.number != trial.number and t.system_attrs.get(DISCOVERY) == arm:
             return True
     return False
+
+
+def distinct_discovery_value(
+    study: optuna.Study, trial: FrozenTrial, name: str, dist: BaseDistribution, draw: Callable[[], Any],
+    arm_params: Callable[[FrozenTrial], Mapping[str, Any] | None], rng: random.Random,
+) -> Any:  # fmt: skip
+    """The value of `name` for a discovery trial (started before the search space was known): the proposer's,
+    re-drawn where another trial would otherwise train the same configuration.
+
+    Before the space is known each worker's first trial is sampled by its own proposer: workers started together
+    with the same seed (four processes with `MFSampler(seed=0)`), or threads whose draws happened to agree, trained
+    the same configuration to the top at the same time. The proposer still samples these trials — the first trial
+    is the proposer's, as documented, and a trial alone draws exactly once, as before — but the value of a
+    parameter is re-drawn (up to 16 times, then a value of the grid that no rival holds) while it equals the value
+    of a *rival*: another trial, not failed, that has the same values as this trial for every parameter this trial
+    has suggested so far (so the configurations would still agree), as read from the storage — its parameters, the
+    value it is about to suggest (`mf:discovering`) and, for a trial that claimed an arm, the arm's configuration.
+    Parameters are compared one at a time, as they are suggested: whichever of two trials suggests a parameter
+    second avoids the first's value, so no waiting for the other trial is needed (deferring to a running discovery
+    trial until its search space is known would idle workers for as long as that trial takes to suggest
+    everything). Two trials that suggest the same parameter at once are told apart as claims are
+    (:func:`lost_race`): each writes its value (`mf:discovering`) before it checks, so of two that chose alike at
+    least one sees the other's value, one it did not see when it chose, and chooses again after a short random
+    pause (up to four times).
+
+    Args:
+        study: the study.
+        trial: the discovery trial (its parameters so far).
+        name: the parameter being suggested.
+        dist: its distribution.
+        draw: the proposer's draw of the value.
+        arm_params: the configuration of the arm a trial claimed, if known (else None).
+        rng: the random pause before choosing again.
+
+    Returns:
+        The value.
+    """
+    mine = {q: float(trial.distributions[q].to_internal_repr(v)) for q, v in trial.params.items()}
+
+    def key(d: BaseDistribution, v: Any) -> Any:
+        try:
+            return float(d.to_internal_repr(v))
+        except (ValueError, TypeError):  # a value outside this trial's distribution: never equal
+            return None
+
+    def taken() -> dict[int, Any]:
+        """The value of `name` of each rival that has one (by trial number)."""
+        out: dict[int, Any] = {}
+        for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
+            if t.number == trial.number or t.state == TrialState.FAIL or t.system_attrs.get(SURPLUS):
+                continue
+            values: dict[str, Any] = {}
+            arm = arm_params(t) if t.system_attrs.get(ARM) is not None else None
+            for q, v in (arm or {}).items():
+                values[q] = key(dist if q == name else trial.distributions.get(q, dist), v)
+            pending = t.system_attrs.get(DISCOVERING)
+            if isinstance(pending, dict):
+                values.update(pending)
+            for q, v in t.params.items():
+                values[q] = float(t.distributions[q].to_internal_repr(v))
+            if name in values and all(values.get(q) == v for q, v in mine.items()):
+                out[t.number] = values[name]
+        return out
+
+    from ._optuna_space import _grid
+
+    value: Any = None
+    for _ in range(4):
+        held = taken()
+        avoid = set(held.values())
+        for _ in range(16):
+            value = draw()
+            if key(dist, value) not in avoid:
+                break
+        else:
+            free = [v for v in _grid(dist, 10**6) or () if key(dist, v) not in avoid]
+            if free:
+                value = free[rng.randrange(len(free))]
+        k = key(dist, value)
+        study._storage.set_trial_system_attr(trial._trial_id, DISCOVERING, {**mine, name: k})
+        if not any(v == k and held.get(n) != k for n, v in taken().items()):
+            return value
+        time.sleep(rng.uniform(0.0, 0.01))  # chose at the same time as another trial: choose again
+    return value
 
 
 def lost_race(
@@ -247,6 +338,7 @@ class Claims:
                     study._storage.set_trial_system_attr(trial._trial_id, DISCOVERY, int(arm))
                     if not lost_discovery(study, trial, arm, seen):
                         return
+                    time.sleep(self._rng.uniform(0.0, 0.01))  # decided at the same time as another worker
                     continue
                 if race:  # the streak counts racing's decisions (another policy's pull leaves it)
                     self.surplus_streak = self.surplus_streak + 1 if kind == "surplus" else 0

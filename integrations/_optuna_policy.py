@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import math
+import random
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
@@ -32,6 +33,7 @@ from optuna.trial import FrozenTrial, TrialState
 from mf_sched.ladder import FidelityLadder
 from mf_sched.policy import Policy, Recommendation
 
+from ._optuna_claims import distinct_discovery_value
 from ._optuna_race import ARM, FIDELITY, PARAMS, RESULT
 from ._optuna_recommendation import MFRecommendation, resources_spent
 from ._optuna_space import SearchState, point_of, same_distribution, to_python
@@ -90,6 +92,26 @@ def policy_result(t: FrozenTrial) -> float | None:
     if v is None or not math.isfinite(float(v)):
         return None
     return float(v)
+
+
+def learnt_space(trials: Sequence[FrozenTrial]) -> Mapping[str, BaseDistribution] | None:
+    """The search space learnt from the study's trials: the distributions of the first trial that has suggested
+    all its parameters — one that has ended, or reported a value (an objective suggests before it trains).
+
+    A trial still running that has reported nothing may be between two suggestions: workers that started together
+    used to learn the space from the first one's first parameter alone (`['x']` of `x, y`), take the next
+    parameter for a changed space and hand the study to the fallback, which then trained configurations again.
+
+    Args:
+        trials: the study's trials.
+
+    Returns:
+        Its distributions; None while no trial qualifies.
+    """
+    for t in trials:
+        if t.distributions and (t.state not in (TrialState.RUNNING, TrialState.WAITING) or t.intermediate_values):
+            return t.distributions
+    return None
 
 
 class _Arms(abc.ABC):
@@ -219,6 +241,17 @@ class _FiniteArms(_Arms):
 
     continuous = False
 
+    def __init__(self, sampler: SamplerView) -> None:
+        super().__init__(sampler)
+        self._rng = random.Random()  # the pause before a discovery trial chooses again (distinct_discovery_value)
+
+    def _arm_params(self, t: FrozenTrial) -> Mapping[str, Any] | None:
+        """The fixed candidate a trial claimed (None for arms proposed one at a time: those are their trials')."""
+        a, cands = t.system_attrs.get(ARM), self.search.candidates
+        if self.search.lazy or cands is None or not isinstance(a, int) or not 0 <= a < len(cands):
+            return None
+        return cands[a]
+
     def check_policy(self, policy: str, cls: type[Policy], policy_kwargs: Mapping[str, Any] | None) -> None:
         if not cls.finite_armed or cls.objective not in ("best-arm", "fixed-budget"):
             raise ValueError(
@@ -236,10 +269,10 @@ class _FiniteArms(_Arms):
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
         if self.search.known:
             return True
-        for t in trials:
-            if t.distributions:
-                self.search.set_candidates(t.distributions)
-                return True
+        space = learnt_space(trials)
+        if space is not None:
+            self.search.set_candidates(space)
+            return True
         if any(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in trials):
             # a trial ended without suggesting anything: the objective has no parameters, so one configuration
             # (issue 24: the study never stopped, 60 trials of the same objective and no recommendation)
@@ -316,7 +349,14 @@ class _FiniteArms(_Arms):
                 return fallback.sample_independent(study, trial, param_name, param_distribution)
             if param_name in known:
                 return to_python(known[param_name])
-            return self.sampler.proposer.sample_independent(study, trial, param_name, param_distribution)
+            proposer = self.sampler.proposer
+            if discovery:  # the proposer's value, re-drawn where another trial would train the same configuration
+                return distinct_discovery_value(
+                    study, trial, param_name, param_distribution,
+                    lambda: proposer.sample_independent(study, trial, param_name, param_distribution),
+                    self._arm_params, self._rng,
+                )  # fmt: skip
+            return proposer.sample_independent(study, trial, param_name, param_distribution)
         arm = trial.system_attrs.get(ARM)
         if arm is None or search.candidates is None or search.space is None or search.dynamic:
             return fallback.sample_independent(study, trial, param_name, param_distribution)
@@ -416,10 +456,9 @@ class _ContinuousGP(_Arms):
     def ensure_space(self, trials: Sequence[FrozenTrial]) -> bool:
         search = self.search
         if search.space is None:
-            for t in trials:
-                if t.distributions:
-                    search.space = dict(t.distributions)
-                    break
+            space = learnt_space(trials)
+            if space is not None:
+                search.space = dict(space)
         return search.space is not None
 
     def new_policy(self) -> Policy:

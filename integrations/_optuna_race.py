@@ -44,6 +44,7 @@ from ._common import RungArgs, auto_race_bias, default_sigma
 ARM, FIDELITY, RESULT, PRUNED_RUNG, REPLICA = "mf:arm", "mf:fidelity", "mf:result", "mf:pruned_rung", "mf:replica"
 PARAMS = "mf:params"  # MF-GP-UCB: the point chosen for the trial
 DISCOVERY = "mf:discovery"  # the arm a trial started before the search space was known (proposed arms only)
+DISCOVERING = "mf:discovering"  # a discovery trial's values so far, the one being suggested included (internal repr)
 RESUMABLE = "mf:resumable"  # train_to() was called: the objective trains to the given resource, resuming
 SURPLUS = "mf:surplus"  # nothing was left to evaluate when the trial started: it is pruned at once
 PAUSED = "mf:paused"  # the anytime schedule pruned the trial to free the worker: its configuration may run again

@@ -17,7 +17,10 @@ def objective(trial):
 
 What happens (the default policy is `"race"`, :mod:`mf_sched.racing.engine` with `rule="race"`):
 
-* **Candidates.** The search space is given (`search_space=`) or learnt from the first trial's distributions.
+* **Candidates.** The search space is given (`search_space=`) or learnt from the first trial's distributions
+  (the first that has ended or reported: one still suggesting may not have suggested everything). Workers that
+  start together start their first trials before it is known; the proposer samples those, and re-draws a value
+  that would give two of them the same configuration, so none is trained twice.
   A finite grid (`≤ max_grid` points) is raced whole, its configurations started in a *seeded random order*
   (`candidate_seed`), the same in every process. Any other space (continuous, or a large grid) gets
   `n_candidates` arms (K, default 64) whose configurations a model-based *proposer* gives one at a time —
