@@ -38,6 +38,7 @@ import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import optuna
 from optuna.distributions import distribution_to_json
 from optuna.samplers import BaseSampler
@@ -221,7 +222,8 @@ def note_pause(
     v = engine.value(key, rung)
     if v is None:
         return
-    vals = sorted((x for k in engine.keys if (x := engine.value(k, rung)) is not None), reverse=True)
+    col = engine.values_all()[:, rung]  # every run's value there (NaN: none), in one array read
+    vals = np.sort(col[~np.isnan(col)])[::-1].tolist()
     keep = max(1, int(len(vals) // eta))
     sign = sign_of(study)
     attrs = {

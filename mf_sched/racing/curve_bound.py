@@ -535,18 +535,25 @@ class CurveBound:
         prev = (np.asarray(prev, dtype=float) - self.offset) / self.scale
         X, has = design(value, prev, frac, prev_frac, form=self.form, ideal=self.ideal, slope_clip=self.slope_clip)
         n0 = len(FEATURES_FIRST)
-        f = np.broadcast_to(np.asarray(frac, dtype=float), has.shape)
+        fa = np.asarray(frac, dtype=float)
+        f = np.broadcast_to(fa, has.shape)
         has = has & (f >= self.grid[0] * (1 - 1e-9))  # before the first slope model: read without the slope
         X0 = X[..., :n0]
+
+        def coef(grid: np.ndarray, c: np.ndarray) -> np.ndarray:
+            # interpolated at the fractions as given (typically one per rung), then broadcast over the runs: the
+            # same numbers as interpolating every run's copy, without the per-run work
+            return np.broadcast_to(_interp_coef(grid, c, fa), (*has.shape, c.shape[1]))
+
         hi = np.where(
             has,
-            np.einsum("...j,...j->...", X, _interp_coef(self.grid, self.hi, f)),
-            np.einsum("...j,...j->...", X0, _interp_coef(self.grid_first, self.hi_first, f)),
+            np.einsum("...j,...j->...", X, coef(self.grid, self.hi)),
+            np.einsum("...j,...j->...", X0, coef(self.grid_first, self.hi_first)),
         )
         med = np.where(
             has,
-            np.einsum("...j,...j->...", X, _interp_coef(self.grid, self.med, f)),
-            np.einsum("...j,...j->...", X0, _interp_coef(self.grid_first, self.med_first, f)),
+            np.einsum("...j,...j->...", X, coef(self.grid, self.med)),
+            np.einsum("...j,...j->...", X0, coef(self.grid_first, self.med_first)),
         )
         return hi, med
 
