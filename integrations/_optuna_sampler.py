@@ -391,10 +391,12 @@ class MFSampler(StudyAdapter, BaseSampler):
             trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
             if self.race:
                 view = self._race.view(study, trials, exclude=None)
-                if view is None or not crossed_rung(trial, view.steps):
+                if view is None:
                     return False
                 key = self.arm_of(trial)
                 key = key if key is not None else f"trial-{trial.number}"
+                if not crossed_rung(trial, view.steps) and not self._race.stopped_since(view, trial, key):
+                    return False
                 verdict = self._race.prune_verdict(view, trial, key, trials)
                 if verdict is None:
                     return False
