@@ -105,6 +105,29 @@ def write_json(path: str | Path, payload: Mapping[str, Any], *, indent: int | No
         print(f"wrote {path}")
 
 
+def table_after(text: str, mark: str) -> str:
+    """The block right after the line ``mark`` of a page (up to the first blank line): where a benchmark's published
+    table stands. ``ValueError`` when the page has no such line."""
+    if mark not in text:
+        raise ValueError(f"no line {mark!r} in the page")
+    return text.split(mark, 1)[1].lstrip("\n").split("\n\n", 1)[0].strip()
+
+
+def put_table_after(doc: Path, mark: str, table: str) -> None:
+    """Write ``table`` into the page ``doc`` right after the line ``mark``, replacing the table that stood there
+    (its ``|`` lines and the blank lines after them); ``SystemExit`` when the page has no such line."""
+    text = doc.read_text(encoding="utf-8")
+    if mark not in text:
+        raise SystemExit(f"{doc} has no line {mark!r} to put the table after")
+    before, after = text.split(mark, 1)
+    rest = after.lstrip("\n").split("\n")
+    while rest and rest[0].startswith("|"):
+        rest.pop(0)
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    doc.write_text(before + mark + "\n" + table + "\n\n" + "\n".join(rest), encoding="utf-8")
+
+
 def pyplot() -> Any:
     """matplotlib's pyplot with the Agg backend, or None (after saying so) when matplotlib is not installed."""
     try:

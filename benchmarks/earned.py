@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import meta, print_table, run_jobs, write_json
+from benchmarks._common import meta, print_table, put_table_after, run_jobs, write_json
 from benchmarks.anytime import BOUND_DIR, ROOT, SOURCES, WITHIN, T, draw, fitted_bound, held_out, load_or_say
 
 EPOCHS = (1, 3, 9, 27)  # the rungs, in epochs of T = 27
@@ -330,16 +330,7 @@ def publish(summary: dict[str, dict], meta_: dict, doc: Path) -> None:
     """Write the summary to :data:`PUBLISHED` and its table into ``doc`` after the line :data:`MARK` (replacing the
     table that follows it)."""
     write_json(PUBLISHED, {"summary": summary, "meta": meta_})
-    text = doc.read_text(encoding="utf-8")
-    if MARK not in text:
-        raise SystemExit(f"{doc} has no line {MARK!r} to put the table after")
-    before, after = text.split(MARK, 1)
-    rest = after.lstrip("\n").split("\n")
-    while rest and rest[0].startswith("|"):
-        rest.pop(0)
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    doc.write_text(before + MARK + "\n" + render_table(summary) + "\n\n" + "\n".join(rest), encoding="utf-8")
+    put_table_after(doc, MARK, render_table(summary))
     readme = ROOT / "README.md"
     text = readme.read_text(encoding="utf-8")
     readme.write_text(_between(text, README_BEGIN, README_END, render_readme(summary), "README.md"), encoding="utf-8")

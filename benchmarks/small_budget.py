@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._common import meta, pyplot, run_jobs, save_figure, write_json
+from benchmarks._common import meta, put_table_after, pyplot, run_jobs, save_figure, write_json
 from benchmarks.anytime import SOURCES, WITHIN, T, draw, held_out, load_or_say
 from benchmarks.earned import ALPHA, EPOCHS, FRACTIONS, NEW_KINDS, ROOT, TOLERANCE, held_out_bound, new_kinds_tasks
 
@@ -252,6 +252,8 @@ def print_summary(summary: dict[str, dict]) -> None:
 def plot(summary: dict[str, dict], path: Path, K: int = 24) -> None:
     """Median regret against the budget, per family, at ``K`` (medians: a few diverging answers dominate means)."""
     plt = pyplot()
+    if plt is None:
+        return
     fams = [v for v in summary.values() if v["source"] == "all" and v["K"] == K]
     fig, axes = plt.subplots(1, max(1, len(fams)), figsize=(5.5 * max(1, len(fams)), 4), squeeze=False)
     for ax, v in zip(axes[0], fams):
@@ -274,16 +276,7 @@ def publish(summary: dict[str, dict], meta_: dict, doc: Path) -> None:
     """Write the summary to :data:`PUBLISHED`, its table into ``doc`` after :data:`MARK` (replacing the table
     that follows it) and the figure to :data:`FIGURE`."""
     write_json(PUBLISHED, {"summary": summary, "meta": meta_})
-    text = doc.read_text(encoding="utf-8")
-    if MARK not in text:
-        raise SystemExit(f"{doc} has no line {MARK!r} to put the table after")
-    before, after = text.split(MARK, 1)
-    rest = after.lstrip("\n").split("\n")
-    while rest and rest[0].startswith("|"):
-        rest.pop(0)
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    doc.write_text(before + MARK + "\n" + render_table(summary) + "\n\n" + "\n".join(rest), encoding="utf-8")
+    put_table_after(doc, MARK, render_table(summary))
     plot(summary, FIGURE)
     print(f"published {PUBLISHED}, the table in {doc} and {FIGURE}")
 

@@ -52,7 +52,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import RESULTS, meta, print_table, write_json
+from benchmarks._common import RESULTS, meta, print_table, put_table_after, write_json
 
 EPOCHS = 9
 GRACE_S = 3  # the heartbeat's grace period (heartbeat every second)
@@ -625,12 +625,7 @@ def publish(result_file: Path, kind: str, doc: Path | None = None) -> None:
     res = json.loads(result_file.read_text(encoding="utf-8"))
     mark, render = (SCALE_MARK, render_scale) if kind == "scale" else (NODE_MARK, render_node)
     write_json(MEASURED / f"soak_{kind}.json", res)
-    doc = doc or MEASURED.parent / "benchmarks.md"
-    text = doc.read_text(encoding="utf-8")
-    before, after = text.split(mark, 1)
-    rest = after.lstrip("\n").split("\n\n", 1)
-    tail = rest[1] if len(rest) > 1 and rest[0].startswith("|") else after.lstrip("\n")
-    doc.write_text(before + mark + "\n" + render(res) + "\n\n" + tail, encoding="utf-8")
+    put_table_after(doc or MEASURED.parent / "benchmarks.md", mark, render(res))
 
 
 def time_report(url: str, study_name: str, out_dir: Path) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import re
 import pytest
 from conftest import ROOT
 
+from benchmarks._common import table_after
 from benchmarks.earned import MARK, PUBLISHED, README_BEGIN, README_END, render_readme, render_table
 
 
@@ -25,11 +26,8 @@ def published() -> dict:
 
 
 def test_the_racing_page_holds_the_table_rendered_from_the_result_file(published):
-    text = (ROOT / "docs" / "racing.md").read_text(encoding="utf-8")
-    assert MARK in text
-    after = text.split(MARK, 1)[1].lstrip("\n")
-    first = after.split("\n\n", 1)[0].strip()  # the block right after the marker: the table and nothing else
-    assert all(line.startswith("|") for line in first.split("\n"))
+    first = table_after((ROOT / "docs" / "racing.md").read_text(encoding="utf-8"), MARK)
+    assert all(line.startswith("|") for line in first.split("\n"))  # the block right after the marker: the table
     assert first == render_table(published["summary"])
 
 

@@ -15,15 +15,14 @@ import json
 import pytest
 from conftest import ROOT
 
+from benchmarks._common import table_after
 from benchmarks.soak import MEASURED, NODE_MARK, SCALE_MARK, render_node, render_scale
 
 DOC = ROOT / "docs" / "benchmarks.md"
 
 
 def _table_after(mark: str) -> str:
-    text = DOC.read_text(encoding="utf-8")
-    assert mark in text
-    first = text.split(mark, 1)[1].lstrip("\n").split("\n\n", 1)[0].strip()
+    first = table_after(DOC.read_text(encoding="utf-8"), mark)
     assert all(line.startswith("|") for line in first.split("\n"))
     return first
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+from benchmarks._common import table_after
 from benchmarks.small_budget import (
     ASHA,
     BEFORE,
@@ -91,9 +92,8 @@ def published() -> dict:
 
 
 def test_the_racing_page_holds_the_small_budget_table_rendered_from_the_result_file(published):
-    text = (ROOT / "docs" / "racing.md").read_text(encoding="utf-8")
-    after = text.split(MARK, 1)[1].lstrip("\n")
-    first = after.split("\n\n", 1)[0].strip()
+    first = table_after((ROOT / "docs" / "racing.md").read_text(encoding="utf-8"), MARK)
+    assert all(line.startswith("|") for line in first.split("\n"))
     assert first == render_table(published["summary"])
 
 
