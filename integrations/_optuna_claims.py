@@ -28,6 +28,7 @@ from optuna.distributions import BaseDistribution
 from optuna.trial import FrozenTrial, TrialState
 
 from ._optuna_race import ARM, DISCOVERING, DISCOVERY, FIDELITY, REPLICA, SURPLUS
+from ._optuna_space import _grid
 from ._optuna_study import stop_study
 
 __all__ = [
@@ -238,8 +239,6 @@ def distinct_discovery_value(
             if name in values and all(values.get(q) == v for q, v in mine.items()):
                 out[t.number] = values[name]
         return out
-
-    from ._optuna_space import _grid
 
     value: Any = None
     for _ in range(4):

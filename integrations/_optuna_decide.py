@@ -504,7 +504,8 @@ class RaceDecisions:
             live = a >= n_runs or (codes[a] == RUNNING and reached[a] < top)
             if live:
                 need += top_step - at if at is not None else R
-            elif at is not None:  # stopped while a trial of it runs: MFPruner prunes it at its next rung
+            elif at is not None:  # stopped while a trial of it runs: pruned at its next report (stopped_since); counted
+                # up to its next rung, an upper bound
                 later = steps[steps > at]
                 need += float(later[0]) - at if len(later) else 0.0
         return spent + need

@@ -375,7 +375,8 @@ class RungScheduler(FIFOScheduler):
             return False
         if not isinstance(getattr(tune_controller, "search_alg", None), BasicVariantGenerator):
             return False
-        held = sum(1 for t in self._trials.values() if t.status == Trial.PAUSED and t.trial_id in self._core.unstarted)
+        trials = self._trials  # held trials are among the unstarted ones: count there, not over every trial
+        held = sum(1 for k in self._core.unstarted if (t := trials.get(k)) is not None and t.status == Trial.PAUSED)
         return held < _MAX_HELD
 
     def on_trial_result(self, tune_controller: Any, trial: Trial, result: dict[str, Any]) -> str:
