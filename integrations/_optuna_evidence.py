@@ -44,7 +44,7 @@ from optuna.distributions import distribution_to_json
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from mf_sched.racing.engine import RungEliminator
+from mf_sched.racing.engine import RungEliminator, promotion_quota
 from mf_sched.visualization._data import RaceData, certificate_fields, stop_reason
 
 from ._optuna_study import sign_of
@@ -224,7 +224,7 @@ def note_pause(
         return
     col = engine.values_all()[:, rung]  # every run's value there (NaN: none), in one array read
     vals = np.sort(col[~np.isnan(col)])[::-1].tolist()
-    keep = max(1, int(len(vals) // eta))
+    keep = promotion_quota(len(vals), eta)  # the cut the pause was decided by (eng.promotable, keep_one)
     sign = sign_of(study)
     attrs = {
         "race:rule": engine.rule,
